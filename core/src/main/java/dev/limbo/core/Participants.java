@@ -1,0 +1,195 @@
+package dev.limbo.core;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.WeakReference;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntConsumer;
+
+/**
+ * Dense participant ids: a small integer per thread that indexes per-thread state (reclaimer
+ * announcements, hazard slots, limbo bags, allocator caches).
+ *
+ * <p>A thread's id is claimed lazily by its first {@link #current()} call, always the lowest free
+ * id, and stays its own until one of:
+ * <ul>
+ *   <li>the thread calls {@link #close()};</li>
+ *   <li>the thread dies and its token becomes unreachable ({@link Cleaner});</li>
+ *   <li>ids run out and a claimer {@linkplain #reapTerminated() reaps} the ids of terminated
+ *       threads at once, without waiting for a GC. This is what lets any number of short-lived
+ *       (virtual) threads run: only live holders count against {@link #CAPACITY}.</li>
+ * </ul>
+ * Before an id returns to the free pool every {@linkplain #onRelease release hook} runs with it, so
+ * other modules can adopt what the departed thread left behind. Hooks run on the releasing thread
+ * (the thread itself, the cleaner thread, or a reaper) while no thread holds the id.
+ *
+ * <p>Claiming and releasing are lock-free CASes on a table of owners; {@link #current()} is one
+ * {@link ThreadLocal} read. Hot paths that already know their id may pass it explicitly.
+ */
+public final class Participants {
+
+    /** System property: the number of ids (threads holding an id at the same time). */
+    public static final String CAPACITY_PROPERTY = "limbo.participants";
+    /** The number of ids; {@value #CAPACITY_PROPERTY}, default 1024. */
+    public static final int CAPACITY = Integer.getInteger(CAPACITY_PROPERTY, 1024);
+
+    private static final Owner RELEASING = new Owner(null);
+    private static final AtomicReferenceArray<Owner> OWNERS = new AtomicReferenceArray<>(checkedCapacity());
+    private static final AtomicInteger HIGH_WATER = new AtomicInteger();
+    private static final ThreadLocal<Token> CURRENT = new ThreadLocal<>();
+    private static final Cleaner CLEANER = Cleaner.create();
+    private static final CopyOnWriteArrayList<IntConsumer> HOOKS = new CopyOnWriteArrayList<>();
+
+    private Participants() {
+    }
+
+    /** The calling thread's id, claimed on first use. */
+    public static int current() {
+        final Token token = CURRENT.get();
+        return token != null ? token.id : claimForCurrentThread();
+    }
+
+    /**
+     * Gives up the calling thread's id now (running the release hooks); a later {@link #current()}
+     * claims a fresh one. Does nothing if the thread holds no id.
+     */
+    public static void close() {
+        final Token token = CURRENT.get();
+        if (token != null) {
+            CURRENT.remove();
+            token.cleanable.clean();
+        }
+    }
+
+    /**
+     * Registers a hook that receives each id just before it is recycled.
+     *
+     * @return a handle whose {@code close()} unregisters the hook
+     */
+    public static AutoCloseable onRelease(final IntConsumer hook) {
+        HOOKS.add(hook);
+        return () -> HOOKS.remove(hook);
+    }
+
+    /** Releases the ids of every terminated thread now; returns how many it released. */
+    public static int reapTerminated() {
+        int reaped = 0;
+        final int limit = HIGH_WATER.get();
+        for (int id = 0; id < limit; id++) {
+            final Owner owner = OWNERS.get(id);
+            if (owner != null && owner != RELEASING && owner.terminated() && release(id, owner)) {
+                reaped++;
+            }
+        }
+        return reaped;
+    }
+
+    /** One more than the highest id ever claimed: scans over all participants stop here. */
+    public static int highWater() {
+        return HIGH_WATER.get();
+    }
+
+    /** Whether {@code id} is currently held by a thread. */
+    public static boolean isHeld(final int id) {
+        final Owner owner = OWNERS.get(id);
+        return owner != null && owner != RELEASING;
+    }
+
+    /** The number of ids currently held. */
+    public static int heldCount() {
+        int held = 0;
+        final int limit = HIGH_WATER.get();
+        for (int id = 0; id < limit; id++) {
+            if (isHeld(id)) {
+                held++;
+            }
+        }
+        return held;
+    }
+
+    private static int claimForCurrentThread() {
+        final Thread thread = Thread.currentThread();
+        final Owner owner = new Owner(thread);
+        int id = tryClaim(owner);
+        if (id < 0 && reapTerminated() > 0) {
+            id = tryClaim(owner);
+        }
+        if (id < 0) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "all %d participant ids are held by live threads; raise -D%s or call "
+                            + "Participants.close() in threads that have finished with Limbo",
+                    CAPACITY, CAPACITY_PROPERTY));
+        }
+        final Token token = new Token(id);
+        token.cleanable = CLEANER.register(token, new Release(id, owner));
+        CURRENT.set(token);
+        return id;
+    }
+
+    private static int tryClaim(final Owner owner) {
+        for (int id = 0; id < CAPACITY; id++) {
+            if (OWNERS.get(id) == null && OWNERS.compareAndSet(id, null, owner)) {
+                HIGH_WATER.accumulateAndGet(id + 1, Math::max);
+                return id;
+            }
+        }
+        return -1;
+    }
+
+    /** Releases {@code id} if {@code owner} still holds it; true if this call released it. */
+    private static boolean release(final int id, final Owner owner) {
+        if (!OWNERS.compareAndSet(id, owner, RELEASING)) {
+            return false; // already released by another path (close, cleaner or reaper)
+        }
+        try {
+            for (final IntConsumer hook : HOOKS) {
+                hook.accept(id);
+            }
+        } finally {
+            OWNERS.set(id, null);
+        }
+        return true;
+    }
+
+    private static int checkedCapacity() {
+        if (CAPACITY < 1 || CAPACITY > (1 << 20)) {
+            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + CAPACITY
+                    + " is out of range [1, 1048576]");
+        }
+        return CAPACITY;
+    }
+
+    /** Who holds an id; the thread is weakly held so a dead thread can be collected. */
+    private static final class Owner {
+        private final WeakReference<Thread> thread;
+
+        Owner(final Thread thread) {
+            this.thread = new WeakReference<>(thread);
+        }
+
+        boolean terminated() {
+            final Thread t = thread.get();
+            return t == null || !t.isAlive();
+        }
+    }
+
+    /** Reachable only from the holder's {@link ThreadLocal}; its cleaning releases the id. */
+    private static final class Token {
+        final int id;
+        Cleaner.Cleanable cleanable;
+
+        Token(final int id) {
+            this.id = id;
+        }
+    }
+
+    /** The cleaner action; must not reference the token. */
+    private record Release(int id, Owner owner) implements Runnable {
+        @Override
+        public void run() {
+            release(id, owner);
+        }
+    }
+}

@@ -1,0 +1,318 @@
+package dev.limbo.core;
+
+import dev.limbo.core.internal.Native;
+import dev.limbo.core.internal.NativeCallException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.Locale;
+
+/**
+ * A contiguous range of reserved virtual memory in which off-heap pointers are {@code long}
+ * offsets; offset 0 is null and the first page (the {@link RegionHeaderLayout header}) is never
+ * handed out.
+ *
+ * <p>The process uses one {@link #global() global region}; {@link Words} reads and writes it
+ * through a {@code static final} segment, so every access is bounds-checked against the region and
+ * a stale or wild offset can read garbage but can never crash the JVM. Further regions can be
+ * {@linkplain #reserve reserved} (tests do), and {@linkplain #close() released}.
+ *
+ * <h2>Lifecycle of memory</h2>
+ * <ol>
+ *   <li><b>reserve</b>: on Linux, {@code mmap(PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE)}.
+ *       Nothing is backed yet, and the reservation works under the kernel's default overcommit
+ *       policy ({@code vm.overcommit_memory=0}). Under strict accounting (mode 2) the kernel refuses
+ *       a large reservation; the error says to lower {@value #SIZE_PROPERTY}. The mapping stays
+ *       readable and writable throughout, so no access can fault: an untouched or decommitted page
+ *       reads as zeros.</li>
+ *   <li><b>claim</b>: a lock-free bump pointer hands out never-returned address space (the
+ *       allocator's superblocks and tables). Exhaustion raises {@link OffHeapOutOfMemoryError}.</li>
+ *   <li><b>commit</b>: charges bytes against the commit limit ({@value #COMMIT_LIMIT_PROPERTY},
+ *       default: physical memory); the kernel backs each page on first touch.</li>
+ *   <li><b>decommit</b>: {@code madvise(MADV_DONTNEED)} returns the pages to the OS (they read as
+ *       zeros afterwards) and releases their charge.</li>
+ *   <li><b>release</b>: {@link #close()} invalidates the segment, then {@code munmap}s.</li>
+ * </ol>
+ *
+ * <p>Elsewhere than Linux the region is a zeroed {@link Arena#ofShared() shared arena} allocation
+ * (default {@value #FALLBACK_DEFAULT_SIZE} bytes), and decommit zero-fills instead of returning
+ * pages.
+ *
+ * <p>Callers pair {@link #commit} and {@link #decommit} for the same ranges; the region trusts the
+ * pairing and checks only bounds and alignment.
+ */
+public final class Region implements AutoCloseable {
+
+    /** System property: bytes of address space the global region reserves (suffixes k, m, g, t). */
+    public static final String SIZE_PROPERTY = "limbo.region.size";
+    /** System property: the most bytes the global region may have committed at once. */
+    public static final String COMMIT_LIMIT_PROPERTY = "limbo.region.commitLimit";
+    /** Default reservation on Linux: 64 GiB of address space, none of it backed until touched. */
+    public static final long DEFAULT_SIZE = 64L << 30;
+    /** Default size where {@code mmap} is unavailable and the whole region is allocated up front. */
+    public static final long FALLBACK_DEFAULT_SIZE = 256L << 20;
+
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle().withInvokeExactBehavior();
+
+    private final MemorySegment segment;
+    private final Arena arena;
+    private final long address;
+    private final long size;
+    private final long pageSize;
+    private final long commitLimit;
+    private final boolean mapped;
+    private final boolean global;
+
+    private Region(final long size, final long commitLimit, final boolean global) {
+        final long pageSize = Native.pageSize();
+        if (size < 2 * pageSize) {
+            throw new IllegalArgumentException("region size must be at least two pages (" + 2 * pageSize
+                    + " bytes), was " + size + (global ? "; check -D" + SIZE_PROPERTY : ""));
+        }
+        if (commitLimit <= 0) {
+            throw new IllegalArgumentException("commit limit must be positive, was " + commitLimit
+                    + (global ? "; check -D" + COMMIT_LIMIT_PROPERTY : ""));
+        }
+        final long rounded = (size + pageSize - 1) & -pageSize;
+        this.pageSize = pageSize;
+        this.size = rounded;
+        this.commitLimit = commitLimit;
+        this.global = global;
+        this.mapped = Native.AVAILABLE;
+        this.arena = global ? Arena.global() : Arena.ofShared();
+        if (mapped) {
+            try {
+                this.address = Native.mmapAnonymous(rounded, Native.PROT_READ | Native.PROT_WRITE,
+                        Native.MAP_PRIVATE | Native.MAP_NORESERVE);
+            } catch (final NativeCallException e) {
+                if (!global) {
+                    arena.close();
+                }
+                throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
+                        "cannot reserve an off-heap region of %s: %s. Lower -D%s, or allow overcommit "
+                                + "(sysctl vm.overcommit_memory=0 or 1)",
+                        bytes(rounded), e.getMessage(), SIZE_PROPERTY));
+            }
+            this.segment = MemorySegment.ofAddress(address).reinterpret(rounded, arena, null);
+        } else {
+            this.segment = arena.allocate(rounded, pageSize);
+            this.address = segment.address();
+        }
+        LONG.set(segment, RegionHeaderLayout.MAGIC_OFFSET, RegionHeaderLayout.MAGIC);
+        LONG.set(segment, RegionHeaderLayout.SIZE_OFFSET, rounded);
+        LONG.set(segment, RegionHeaderLayout.PAGE_SIZE_OFFSET, pageSize);
+        LONG.set(segment, RegionHeaderLayout.COMMITTED_OFFSET, 0L);
+        // (1) release-store of the initial brk; pairs with the volatile loads (2) in claim().
+        LONG.setRelease(segment, RegionHeaderLayout.BRK_OFFSET, pageSize);
+    }
+
+    /** The process-wide region, reserved on first use with the sizes the system properties give. */
+    public static Region global() {
+        return Global.REGION;
+    }
+
+    /**
+     * Reserves a new region of {@code size} bytes (rounded up to pages) that may commit at most
+     * {@code commitLimit} bytes. Release it with {@link #close()}.
+     *
+     * @throws IllegalArgumentException if a size is smaller than two pages or not positive
+     * @throws OffHeapOutOfMemoryError  if the OS refuses the reservation
+     */
+    public static Region reserve(final long size, final long commitLimit) {
+        return new Region(size, commitLimit, false);
+    }
+
+    /** The whole region as a segment; offsets into it are Limbo's pointers. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** Reserved bytes. */
+    public long size() {
+        return size;
+    }
+
+    /** The OS page size. */
+    public long pageSize() {
+        return pageSize;
+    }
+
+    /** The most bytes that may be committed at once. */
+    public long commitLimit() {
+        return commitLimit;
+    }
+
+    /** The native address of offset 0 (for diagnostics). */
+    public long address() {
+        return address;
+    }
+
+    /** Bytes of address space claimed so far, including the header page. */
+    public long claimedBytes() {
+        // (3) acquire-load of brk; pairs with the CAS (4).
+        return (long) LONG.getAcquire(segment, RegionHeaderLayout.BRK_OFFSET);
+    }
+
+    /** Bytes currently committed. */
+    public long committedBytes() {
+        // (5) opaque load of the counter; pairs with the get-and-adds (6, 7, 8). A statistic only.
+        return (long) LONG.getOpaque(segment, RegionHeaderLayout.COMMITTED_OFFSET);
+    }
+
+    /**
+     * Claims {@code bytes} of never-before-used address space aligned to {@code alignment}. Claimed
+     * space is never returned to the bump pointer; owners recycle it themselves. Lock-free.
+     *
+     * @return the offset of the claimed range
+     * @throws IllegalArgumentException if {@code bytes} is not positive or {@code alignment} is not a
+     *                                  positive power of two
+     * @throws OffHeapOutOfMemoryError  if the region's address space is used up
+     */
+    public long claim(final long bytes, final long alignment) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("claim size must be positive, was " + bytes);
+        }
+        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException("claim alignment must be a power of two, was " + alignment);
+        }
+        final MemorySegment segment = this.segment;
+        for (;;) {
+            // (2) volatile load of brk; pairs with the CAS (4) of other claimers.
+            final long brk = (long) LONG.getVolatile(segment, RegionHeaderLayout.BRK_OFFSET);
+            final long start = (brk + alignment - 1) & -alignment;
+            final long end = start + bytes;
+            if (start < brk || end < start || end > size) {
+                throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
+                        "off-heap region exhausted: claiming %s (aligned to %d) with %s of %s already claimed; "
+                                + "raise -D%s (now %s)",
+                        bytes(bytes), alignment, bytes(brk), bytes(size), SIZE_PROPERTY, bytes(size)));
+            }
+            // (4) CAS of brk; pairs with loads (2, 3). Success hands [start, end) to this caller alone.
+            if ((boolean) LONG.compareAndSet(segment, RegionHeaderLayout.BRK_OFFSET, brk, end)) {
+                return start;
+            }
+        }
+    }
+
+    /**
+     * Charges {@code [offset, offset + bytes)} against the commit limit. The kernel backs each page
+     * on first touch.
+     *
+     * @throws IllegalArgumentException if the range is not page-aligned or not inside claimed space
+     * @throws OffHeapOutOfMemoryError  if committing would pass the commit limit
+     */
+    public void commit(final long offset, final long bytes) {
+        checkPageRange("commit", offset, bytes);
+        // (6) get-and-add of the committed counter; pairs with the load (5).
+        final long after = (long) LONG.getAndAdd(segment, RegionHeaderLayout.COMMITTED_OFFSET, bytes) + bytes;
+        if (after > commitLimit) {
+            // (7) get-and-add undoing (6).
+            final long unused = (long) LONG.getAndAdd(segment, RegionHeaderLayout.COMMITTED_OFFSET, -bytes);
+            throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
+                    "off-heap commit limit reached: committing %s more would make %s of a %s limit; raise -D%s",
+                    bytes(bytes), bytes(after), bytes(commitLimit), COMMIT_LIMIT_PROPERTY));
+        }
+    }
+
+    /**
+     * Returns the pages of {@code [offset, offset + bytes)} to the OS and releases their charge. The
+     * range stays mapped and reads as zeros.
+     *
+     * @throws IllegalArgumentException if the range is not page-aligned or not inside claimed space
+     */
+    public void decommit(final long offset, final long bytes) {
+        checkPageRange("decommit", offset, bytes);
+        if (mapped) {
+            Native.madvise(address + offset, bytes, Native.MADV_DONTNEED);
+        } else {
+            segment.asSlice(offset, bytes).fill((byte) 0);
+        }
+        // (8) get-and-add of the committed counter; pairs with the load (5).
+        final long unused = (long) LONG.getAndAdd(segment, RegionHeaderLayout.COMMITTED_OFFSET, -bytes);
+    }
+
+    /**
+     * Releases the region: the segment becomes unusable (accesses throw
+     * {@link IllegalStateException}), then the address space is unmapped.
+     *
+     * @throws IllegalStateException for the global region, which lives as long as the process
+     */
+    @Override
+    public void close() {
+        if (global) {
+            throw new IllegalStateException("the global region cannot be released; it lives as long as the JVM");
+        }
+        arena.close();
+        if (mapped) {
+            Native.munmap(address, size);
+        }
+    }
+
+    private void checkPageRange(final String what, final long offset, final long bytes) {
+        if (bytes <= 0 || ((offset | bytes) & (pageSize - 1)) != 0) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "%s range must be whole pages of %d bytes: offset %d, %d bytes", what, pageSize, offset, bytes));
+        }
+        if (offset < pageSize || offset + bytes > claimedBytes() || offset + bytes < offset) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "%s range [%d, %d) is outside the claimed part of the region [%d, %d)",
+                    what, offset, offset + bytes, pageSize, claimedBytes()));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "Region[%s reserved, %s claimed, %s committed%s]",
+                bytes(size), bytes(claimedBytes()), bytes(committedBytes()), mapped ? "" : ", arena fallback");
+    }
+
+    /** Parses a byte count such as {@code 4096}, {@code 512m} or {@code 64g}. */
+    public static long parseBytes(final String text) {
+        final String t = text.trim().toLowerCase(Locale.ROOT);
+        if (t.isEmpty()) {
+            throw new IllegalArgumentException("empty byte count");
+        }
+        final int shift = switch (t.charAt(t.length() - 1)) {
+            case 'k' -> 10;
+            case 'm' -> 20;
+            case 'g' -> 30;
+            case 't' -> 40;
+            default -> 0;
+        };
+        final long n = Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1));
+        if (n < 0 || n > (Long.MAX_VALUE >> shift)) {
+            throw new IllegalArgumentException("byte count out of range: " + text);
+        }
+        return n << shift;
+    }
+
+    static String bytes(final long n) {
+        if (n >= (1L << 30) && n % (1L << 30) == 0) {
+            return (n >> 30) + " GiB";
+        }
+        if (n >= (1L << 20)) {
+            return String.format(Locale.ROOT, "%.1f MiB", n / (double) (1L << 20));
+        }
+        return n + " B";
+    }
+
+    private static long property(final String name, final long fallback) {
+        final String value = System.getProperty(name);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return parseBytes(value);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("-D" + name + "=" + value + " is not a byte count (e.g. 64g)", e);
+        }
+    }
+
+    private static final class Global {
+        static final Region REGION = new Region(
+                property(SIZE_PROPERTY, Native.AVAILABLE ? DEFAULT_SIZE : FALLBACK_DEFAULT_SIZE),
+                property(COMMIT_LIMIT_PROPERTY, Native.physicalMemory()), true);
+    }
+}

@@ -1,0 +1,215 @@
+package dev.limbo.core.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.util.Locale;
+
+/**
+ * Every native call Limbo makes, as hand-written {@link Linker} downcall handles (jextract is not
+ * part of our build).
+ *
+ * <p>The memory-management calls ({@code mmap}, {@code munmap}, {@code madvise}) capture
+ * {@code errno} and turn a failure into an exception whose message carries the call, its
+ * arguments, the errno value, its name and {@code strerror}'s text. {@code malloc}/{@code free}
+ * exist only as a benchmark baseline; they pass pointers as {@code long} and are linked as
+ * {@linkplain Linker.Option#critical(boolean) critical} so the baseline pays no thread-state
+ * transition, which is the fairest comparison we can give it.
+ *
+ * <p>All constants are the Linux values (x86-64 and AArch64 agree on every one used here).
+ * {@link #AVAILABLE} is false elsewhere, and callers fall back to {@link Arena}-allocated memory.
+ */
+public final class Native {
+
+    /** True when the platform is Linux and the calls below are linked. */
+    public static final boolean AVAILABLE =
+            System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
+
+    public static final int PROT_NONE = 0;
+    public static final int PROT_READ = 1;
+    public static final int PROT_WRITE = 2;
+    public static final int MAP_PRIVATE = 0x02;
+    public static final int MAP_ANONYMOUS = 0x20;
+    public static final int MAP_NORESERVE = 0x4000;
+    public static final int MADV_DONTNEED = 4;
+    private static final int SC_PAGESIZE = 30;
+    private static final int SC_PHYS_PAGES = 85;
+    private static final long MAP_FAILED = -1L;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CAPTURE_LAYOUT = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO =
+            CAPTURE_LAYOUT.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MUNMAP;
+    private static final MethodHandle MADVISE;
+    private static final MethodHandle SYSCONF;
+    private static final MethodHandle STRERROR;
+    private static final MethodHandle MALLOC;
+    private static final MethodHandle FREE;
+
+    static {
+        if (AVAILABLE) {
+            final SymbolLookup libc = LINKER.defaultLookup();
+            final Linker.Option errno = Linker.Option.captureCallState("errno");
+            final Linker.Option critical = Linker.Option.critical(false);
+            final ValueLayout.OfLong pointer = ValueLayout.JAVA_LONG; // 64-bit ABIs only
+            MMAP = LINKER.downcallHandle(libc.find("mmap").orElseThrow(),
+                    FunctionDescriptor.of(pointer, pointer, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), errno);
+            MUNMAP = LINKER.downcallHandle(libc.find("munmap").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, pointer, ValueLayout.JAVA_LONG), errno);
+            MADVISE = LINKER.downcallHandle(libc.find("madvise").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, pointer, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_INT), errno);
+            SYSCONF = LINKER.downcallHandle(libc.find("sysconf").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+            STRERROR = LINKER.downcallHandle(libc.find("strerror").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+            MALLOC = LINKER.downcallHandle(libc.find("malloc").orElseThrow(),
+                    FunctionDescriptor.of(pointer, ValueLayout.JAVA_LONG), critical);
+            FREE = LINKER.downcallHandle(libc.find("free").orElseThrow(),
+                    FunctionDescriptor.ofVoid(pointer), critical);
+        } else {
+            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = null;
+        }
+    }
+
+    private Native() {
+    }
+
+    /**
+     * {@code mmap(NULL, bytes, prot, flags, -1, 0)} of anonymous memory.
+     *
+     * @return the address of the mapping
+     * @throws NativeCallException with errno when the kernel refuses
+     */
+    public static long mmapAnonymous(final long bytes, final int prot, final int flags) {
+        requireAvailable();
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment state = arena.allocate(CAPTURE_LAYOUT);
+            final long address = (long) MMAP.invokeExact(state, 0L, bytes, prot, flags | MAP_ANONYMOUS, -1, 0L);
+            if (address == MAP_FAILED) {
+                throw failure(String.format("mmap(NULL, %d, 0x%x, 0x%x, -1, 0)", bytes, prot, flags | MAP_ANONYMOUS),
+                        errno(state));
+            }
+            return address;
+        } catch (final NativeCallException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("mmap downcall failed", t);
+        }
+    }
+
+    /** {@code munmap(address, bytes)}. */
+    public static void munmap(final long address, final long bytes) {
+        requireAvailable();
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment state = arena.allocate(CAPTURE_LAYOUT);
+            if ((int) MUNMAP.invokeExact(state, address, bytes) != 0) {
+                throw failure(String.format("munmap(0x%x, %d)", address, bytes), errno(state));
+            }
+        } catch (final NativeCallException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("munmap downcall failed", t);
+        }
+    }
+
+    /** {@code madvise(address, bytes, advice)}. */
+    public static void madvise(final long address, final long bytes, final int advice) {
+        requireAvailable();
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment state = arena.allocate(CAPTURE_LAYOUT);
+            if ((int) MADVISE.invokeExact(state, address, bytes, advice) != 0) {
+                throw failure(String.format("madvise(0x%x, %d, %d)", address, bytes, advice), errno(state));
+            }
+        } catch (final NativeCallException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("madvise downcall failed", t);
+        }
+    }
+
+    /** The OS page size, {@code sysconf(_SC_PAGESIZE)}; 4096 where native calls are unavailable. */
+    public static long pageSize() {
+        return AVAILABLE ? sysconf(SC_PAGESIZE) : 4096L;
+    }
+
+    /** Physical memory in bytes, or {@link Long#MAX_VALUE} where it cannot be read. */
+    public static long physicalMemory() {
+        if (!AVAILABLE) {
+            return Long.MAX_VALUE;
+        }
+        final long pages = sysconf(SC_PHYS_PAGES);
+        return pages <= 0 ? Long.MAX_VALUE : pages * pageSize();
+    }
+
+    private static long sysconf(final int name) {
+        try {
+            return (long) SYSCONF.invokeExact(name);
+        } catch (final Throwable t) {
+            throw new IllegalStateException("sysconf downcall failed", t);
+        }
+    }
+
+    /** glibc {@code malloc}; a benchmark baseline. Returns 0 on failure. */
+    public static long malloc(final long bytes) {
+        try {
+            return (long) MALLOC.invokeExact(bytes);
+        } catch (final Throwable t) {
+            throw new IllegalStateException("malloc downcall failed", t);
+        }
+    }
+
+    /** glibc {@code free}; a benchmark baseline. */
+    public static void free(final long address) {
+        try {
+            FREE.invokeExact(address);
+        } catch (final Throwable t) {
+            throw new IllegalStateException("free downcall failed", t);
+        }
+    }
+
+    private static int errno(final MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    static NativeCallException failure(final String call, final int errno) {
+        return new NativeCallException(call, errno, describe(errno));
+    }
+
+    /** "ENOMEM: Cannot allocate memory", from {@code strerror} plus a name for common codes. */
+    static String describe(final int errno) {
+        final String name = switch (errno) {
+            case 1 -> "EPERM";
+            case 9 -> "EBADF";
+            case 11 -> "EAGAIN";
+            case 12 -> "ENOMEM";
+            case 13 -> "EACCES";
+            case 22 -> "EINVAL";
+            default -> "errno " + errno;
+        };
+        try {
+            final MemorySegment text = (MemorySegment) STRERROR.invokeExact(errno);
+            return name + ": " + text.reinterpret(256).getString(0);
+        } catch (final Throwable t) {
+            return name;
+        }
+    }
+
+    private static void requireAvailable() {
+        if (!AVAILABLE) {
+            throw new IllegalStateException("native memory calls are only linked on Linux (os.name="
+                    + System.getProperty("os.name") + ")");
+        }
+    }
+}

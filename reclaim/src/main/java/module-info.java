@@ -1,0 +1,4 @@
+/** Limbo's safe memory reclamation schemes. */
+module dev.limbo.reclaim {
+    requires transitive dev.limbo.allocator;
+}

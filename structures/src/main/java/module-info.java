@@ -1,0 +1,4 @@
+/** Limbo's lock-free off-heap structures. */
+module dev.limbo.structures {
+    requires transitive dev.limbo.reclaim;
+}
