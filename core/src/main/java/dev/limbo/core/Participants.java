@@ -12,18 +12,21 @@ import java.util.function.IntConsumer;
  * Dense participant ids: a small integer per thread that indexes per-thread state (reclaimer
  * announcements, hazard slots, limbo bags, allocator caches).
  *
- * <p>A thread's id is claimed lazily by its first {@link #current()} call, always the lowest free
- * id, and stays its own until one of:
+ * <p>A thread's id is claimed lazily by its first {@link #current()} call, always the lowest id
+ * that is free or whose holder has terminated, and stays its own until one of:
  * <ul>
  *   <li>the thread calls {@link #close()};</li>
  *   <li>the thread dies and its token becomes unreachable ({@link Cleaner});</li>
+ *   <li>the thread dies and a later claimer's scan passes its id: the claimer releases it and may
+ *       take it, without waiting for a GC, so ids stay dense under thread churn;</li>
  *   <li>ids run out and a claimer {@linkplain #reapTerminated() reaps} the ids of terminated
- *       threads at once, without waiting for a GC. This is what lets any number of short-lived
- *       (virtual) threads run: only live holders count against {@link #CAPACITY}.</li>
+ *       threads at once. This is what lets any number of short-lived (virtual) threads run: only
+ *       live holders count against {@link #CAPACITY}.</li>
  * </ul>
  * Before an id returns to the free pool every {@linkplain #onRelease release hook} runs with it, so
  * other modules can adopt what the departed thread left behind. Hooks run on the releasing thread
- * (the thread itself, the cleaner thread, or a reaper) while no thread holds the id.
+ * (the thread itself, the cleaner thread, or a reaper, which may be a claiming thread) while no
+ * thread holds the id.
  *
  * <p>Claiming and releasing are lock-free CASes on a table of owners; {@link #current()} is one
  * {@link ThreadLocal} read. Hot paths that already know their id may pass it explicitly.
@@ -112,25 +115,42 @@ public final class Participants {
     private static int claimForCurrentThread() {
         final Thread thread = Thread.currentThread();
         final Owner owner = new Owner(thread);
+        // Register the cleanup before claiming: Cleaner.register takes a lock, and a virtual thread
+        // that blocks on it unmounts. Claiming first let thousands of such parked threads each hold
+        // an id and exhaust them all.
+        final Token token = new Token();
+        final Release release = new Release(owner);
+        token.cleanable = CLEANER.register(token, release);
         int id = tryClaim(owner);
-        if (id < 0 && reapTerminated() > 0) {
+        if (id < 0) {
+            // Retry even when this reap found nothing: another claimer's reap or the cleaner may have
+            // freed ids since the scan, and reporting "all held by live threads" then would be wrong.
+            reapTerminated();
             id = tryClaim(owner);
         }
         if (id < 0) {
+            token.cleanable.clean(); // releases nothing: release.id is still -1
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "all %d participant ids are held by live threads; raise -D%s or call "
                             + "Participants.close() in threads that have finished with Limbo",
                     CAPACITY, CAPACITY_PROPERTY));
         }
-        final Token token = new Token(id);
-        token.cleanable = CLEANER.register(token, new Release(id, owner));
+        release.id = id;
+        token.id = id;
         CURRENT.set(token);
         return id;
     }
 
     private static int tryClaim(final Owner owner) {
         for (int id = 0; id < CAPACITY; id++) {
-            if (OWNERS.get(id) == null && OWNERS.compareAndSet(id, null, owner)) {
+            Owner held = OWNERS.get(id);
+            if (held != null && held != RELEASING && held.terminated()) {
+                // Its holder died without close() and its token is not cleaned yet: release it now
+                // (running the hooks) rather than leave a gap that pushes new ids, and highWater, up.
+                release(id, held);
+                held = OWNERS.get(id);
+            }
+            if (held == null && OWNERS.compareAndSet(id, null, owner)) {
                 HIGH_WATER.accumulateAndGet(id + 1, Math::max);
                 return id;
             }
@@ -177,19 +197,26 @@ public final class Participants {
 
     /** Reachable only from the holder's {@link ThreadLocal}; its cleaning releases the id. */
     private static final class Token {
-        final int id;
+        int id; // written once by the holder before it publishes the token in CURRENT
         Cleaner.Cleanable cleanable;
-
-        Token(final int id) {
-            this.id = id;
-        }
     }
 
     /** The cleaner action; must not reference the token. */
-    private record Release(int id, Owner owner) implements Runnable {
+    private static final class Release implements Runnable {
+        private final Owner owner;
+        /** The claimed id, set after the claim succeeds; -1 while unclaimed or if the claim failed. */
+        volatile int id = -1;
+
+        Release(final Owner owner) {
+            this.owner = owner;
+        }
+
         @Override
         public void run() {
-            release(id, owner);
+            final int claimed = id;
+            if (claimed >= 0) {
+                release(claimed, owner);
+            }
         }
     }
 }

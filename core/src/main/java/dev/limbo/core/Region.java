@@ -76,6 +76,10 @@ public final class Region implements AutoCloseable {
                     + (global ? "; check -D" + COMMIT_LIMIT_PROPERTY : ""));
         }
         final long rounded = (size + pageSize - 1) & -pageSize;
+        if (rounded < size) {
+            throw new IllegalArgumentException("region size " + size + " overflows when rounded up to pages"
+                    + (global ? "; check -D" + SIZE_PROPERTY : ""));
+        }
         this.pageSize = pageSize;
         this.size = rounded;
         this.commitLimit = commitLimit;
@@ -117,7 +121,8 @@ public final class Region implements AutoCloseable {
      * Reserves a new region of {@code size} bytes (rounded up to pages) that may commit at most
      * {@code commitLimit} bytes. Release it with {@link #close()}.
      *
-     * @throws IllegalArgumentException if a size is smaller than two pages or not positive
+     * @throws IllegalArgumentException if a size is smaller than two pages, not positive, or too large
+     *                                  to round up to whole pages
      * @throws OffHeapOutOfMemoryError  if the OS refuses the reservation
      */
     public static Region reserve(final long size, final long commitLimit) {

@@ -1,6 +1,7 @@
 package dev.limbo.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -240,10 +241,21 @@ class RegionTest {
     }
 
     @Test
-    void aRegionSizeThatOverflowsWhenRoundedIsRefusedCleanly() {
-        final Throwable t = assertThrows(Throwable.class, () -> Region.reserve(Long.MAX_VALUE, 1L << 40));
-        assertTrue(t instanceof IllegalArgumentException || t instanceof OffHeapOutOfMemoryError, t.toString());
-        assertTrue(t.getMessage().contains(Region.SIZE_PROPERTY) || t.getMessage().contains("size"), t.getMessage());
+    void aRegionSizeThatOverflowsWhenRoundedToPagesIsRejected() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Region.reserve(Long.MAX_VALUE, 1L << 40));
+        assertTrue(e.getMessage().contains(Long.toString(Long.MAX_VALUE)), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Region.reserve(Long.MAX_VALUE - PAGE + 2, 1L << 40));
+    }
+
+    @Test
+    void theLargestPageAlignedSizeIsRefusedByTheOsNotByOverflow() {
+        final OffHeapOutOfMemoryError e = assertThrows(OffHeapOutOfMemoryError.class,
+                () -> Region.reserve(Long.MAX_VALUE & -PAGE, 1L << 40));
+        assertTrue(e.getMessage().contains("ENOMEM"), e.getMessage());
+        assertTrue(e.getMessage().contains(Long.toString(Long.MAX_VALUE & -PAGE)), "the mapping asked for the size: "
+                + e.getMessage());
+        assertFalse(e.getMessage().contains(Long.toString(Long.MIN_VALUE)), e.getMessage());
     }
 
     @Test

@@ -121,7 +121,7 @@ class WordsTest {
     }
 
     @Test
-    void allFivesFencesAreCallableBetweenAccesses() {
+    void allFiveFencesAreCallableBetweenAccesses() {
         Words.sp(word(0), 1L);
         Words.fullFence();
         Words.sp(word(1), 2L);

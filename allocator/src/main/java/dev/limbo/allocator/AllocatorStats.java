@@ -1,0 +1,21 @@
+package dev.limbo.allocator;
+
+/**
+ * A snapshot of an allocator's state. Taken while threads allocate, it is approximate (each
+ * counter is read atomically, but not all at the same instant); after quiescence it is exact.
+ *
+ * @param bytesInUse          bytes in live allocations, at their class size (large: page-rounded)
+ * @param largeBytes          bytes in live large allocations (included in {@code bytesInUse})
+ * @param cachedBytes         bytes of free blocks held in thread caches and quarantines
+ * @param superblocksFull     superblocks whose blocks are all in use or in caches
+ * @param superblocksPartial  superblocks with free blocks in their own free list
+ * @param superblocksEmpty    superblocks fully free and awaiting release
+ * @param descriptors         descriptors carved so far (never freed)
+ * @param pageBytesCommitted  bytes of pages committed by the shared page allocator (all allocators)
+ * @param pageBytesRetained   of those, bytes in free runs kept committed (hysteresis)
+ * @param regionBytesCommitted bytes committed in the whole region, metadata included
+ */
+public record AllocatorStats(long bytesInUse, long largeBytes, long cachedBytes, long superblocksFull,
+                             long superblocksPartial, long superblocksEmpty, long descriptors,
+                             long pageBytesCommitted, long pageBytesRetained, long regionBytesCommitted) {
+}

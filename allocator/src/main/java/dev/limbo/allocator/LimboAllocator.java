@@ -1,0 +1,858 @@
+package dev.limbo.allocator;
+
+import dev.limbo.allocator.internal.Anchor;
+import dev.limbo.allocator.internal.BestFitPageAllocator;
+import dev.limbo.allocator.internal.BlockStates;
+import dev.limbo.allocator.internal.DescriptorLayout;
+import dev.limbo.allocator.internal.Descriptors;
+import dev.limbo.allocator.internal.PageMap;
+import dev.limbo.allocator.internal.SizeClasses;
+import dev.limbo.core.OffHeapOutOfMemoryError;
+import dev.limbo.core.Participants;
+import dev.limbo.core.Region;
+import dev.limbo.core.Words;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Limbo's lock-free allocator: LRMalloc (Leite, 2018) over the global region, with a best-fit
+ * coalescing page allocator underneath (thesis chapter 7), pluggable cache flush policies, batch
+ * free, and checked and debug modes.
+ *
+ * <p>Pointers are offsets into {@link Words#SEGMENT}. Requests up to 16 KiB are served from 40 size
+ * classes in superblocks of one {@linkplain PageMap#PAGE page} (64 KiB by default); larger requests
+ * are runs of whole pages.
+ *
+ * <p><b>Checked mode</b> (the default; see {@link Builder#checked}) turns a double free, a pointer
+ * that was never allocated, an interior or misaligned pointer, and a pointer of another allocator
+ * into an {@link IllegalArgumentException} or {@link IllegalStateException} that names the
+ * problem. Without it, only foreign and misaligned pointers are detected, and a double free may
+ * go unnoticed. <b>Debug mode</b> also poisons freed blocks, quarantines the last
+ * {@value #QUARANTINE} frees of each cache before reuse, and reports a write into a freed block
+ * when the block leaves quarantine or is reused.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: LRMalloc thesis ch. 5 (digest §3): thread caches filled with the whole
+ * free list of one superblock and flushed in per-superblock runs; 64-bit anchors (state, avail,
+ * count) updated by CAS; lock-free partial stacks and descriptor recycling with tagged heads
+ * (Descriptors). Departures: superblocks are pages of a best-fit page allocator (ch. 7) instead of
+ * mmap calls; the FULL->EMPTY leak of the thesis listing is fixed (a superblock that one flush takes
+ * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
+ * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
+ *
+ * Invariants:
+ *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
+ *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
+ *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
+ *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
+ *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
+ *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
+ *    abandons its superblock before it flushes, so owned superblocks are never released.
+ *  - A page's owner word is set (release) before any block of it escapes and cleared before the
+ *    page returns to the page allocator (LRMalloc's "unregister before unmap").
+ *
+ * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
+ * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
+ * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
+ *
+ * Progress: lock-free throughout (each CAS loop retries only when another thread's CAS
+ * succeeded); decommit calls madvise.
+ *
+ * Memory ordering (numbers local to this file; PageMap has its own):
+ *  (1) volatile anchor load in flushRun/fill; pairs with (3).
+ *  (2) plain store of the tail link of a flushed run; published by (3).
+ *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
+ *      and the free-list contents; the flusher's releases them.
+ *  (4) release store of remoteHead = 0 when a cache takes ownership; pairs with (5).
+ *  (5) volatile load of remoteHead by a remote freer; (5b) plain store of the block's link,
+ *      published by (6).
+ *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
+ *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
+ *      pushed blocks' links.
+ *  Descriptor fields of a new superblock are plain stores published by PageMap's release store of
+ *  the page owner (before blocks escape) or by the partial-stack push CAS.
+ *
+ * Reclamation and ABA: descriptors are never freed (type-stable), so stale reads are in bounds.
+ * Anchors need no tag (fill takes the whole list, flush splices an owned list: digest §3.11).
+ * Stack heads carry 32-bit tags (Descriptors). The remote list is push-many/take-all (exchange),
+ * which has no ABA: a push CAS that succeeds on a recycled head value still links onto the list
+ * that is there now, and only while the superblock is owned (the head is not ABANDONED).
+ * A flusher that makes a superblock EMPTY uses only values captured before its CAS: another thread
+ * may pop, retire and reuse the descriptor at once.
+ * }</pre>
+ */
+public final class LimboAllocator implements OffHeapAllocator {
+
+    /** Debug-mode quarantine length per cache. */
+    public static final int QUARANTINE = 64;
+    static final long ABANDONED = 1L;
+    private static final byte POISON = (byte) 0xDB;
+    private static final MemorySegment POISON_TEMPLATE =
+            Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
+    private static final AtomicInteger IDS = new AtomicInteger();
+    private static final int STRIPES = Integer.highestOneBit(
+            Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
+
+    final int id;
+    final boolean checked;
+    final boolean debug;
+    final FlushPolicy policy;
+    final int[] cap = new int[SizeClasses.COUNT + 1];
+    final Descriptors descriptors = new Descriptors();
+    private final BestFitPageAllocator pages = BestFitPageAllocator.global();
+    private final long regionSize = Region.global().size();
+    private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
+    private final ThreadCache[] stripes = new ThreadCache[STRIPES];
+    private final AtomicLong largeBytes = new AtomicLong();
+    /** Bytes allocated minus bytes freed outside any cache (batch and direct paths). */
+    private final AtomicLong uncachedNet = new AtomicLong();
+
+    private LimboAllocator(final Builder b) {
+        final int n = IDS.incrementAndGet();
+        if (n > 0xFFFF) {
+            throw new IllegalStateException("more than 65535 allocators created in this JVM");
+        }
+        this.id = n;
+        this.checked = b.checked || b.debug;
+        this.debug = b.debug;
+        this.policy = b.policy;
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            cap[sc] = (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
+        }
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ThreadCache(this);
+        }
+        Participants.onRelease(this::adopt);
+    }
+
+    /** An allocator with the default settings. */
+    public static LimboAllocator create() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Settings of a {@link LimboAllocator}. */
+    public static final class Builder {
+        private boolean checked = true;
+        private boolean debug;
+        private FlushPolicy policy = FlushPolicy.OWNER_RETURN;
+        private long cacheBytes = 64 << 10;
+
+        /** Checked mode: clear exceptions for bad pointers (default on). */
+        public Builder checked(final boolean on) {
+            this.checked = on;
+            return this;
+        }
+
+        /** Debug mode: checked, plus poisoning, quarantine and write-after-free detection. */
+        public Builder debug(final boolean on) {
+            this.debug = on;
+            return this;
+        }
+
+        public Builder flushPolicy(final FlushPolicy p) {
+            this.policy = p;
+            return this;
+        }
+
+        /** The most bytes a cache holds per size class before it flushes (at least 8 blocks). */
+        public Builder cacheBytesPerClass(final long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("cache size must be positive, was " + bytes);
+            }
+            this.cacheBytes = bytes;
+            return this;
+        }
+
+        public LimboAllocator build() {
+            return new LimboAllocator(this);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "limbo";
+    }
+
+    @Override
+    public MemorySegment memory() {
+        return Words.SEGMENT;
+    }
+
+    /** The settings this allocator was built with, for reports. */
+    public String describe() {
+        return String.format(Locale.ROOT, "limbo#%d[policy=%s, checked=%s, debug=%s, page=%d KiB]",
+                id, policy, checked, debug, PageMap.PAGE >> 10);
+    }
+
+    // ---------------------------------------------------------------- public operations
+
+    /**
+     * Allocates {@code bytes} (8-byte aligned; blocks of a power-of-two class are aligned to it).
+     *
+     * @throws IllegalArgumentException if {@code bytes} is not positive
+     * @throws OffHeapOutOfMemoryError  if the region or the commit limit is exhausted; the message
+     *                                  names the limit and the property that raises it
+     */
+    @Override
+    public long allocate(final long bytes) {
+        if (!Thread.currentThread().isVirtual()) {
+            return localCache().allocate(bytes);
+        }
+        final ThreadCache stripe = claimStripe();
+        if (stripe == null) {
+            return allocateDirect(bytes);
+        }
+        try {
+            return stripe.allocate(bytes);
+        } finally {
+            stripe.release();
+        }
+    }
+
+    /** Allocates {@code bytes} and zeroes them. */
+    public long allocateZeroed(final long bytes) {
+        final long ptr = allocate(bytes);
+        Words.SEGMENT.asSlice(ptr, bytes).fill((byte) 0);
+        return ptr;
+    }
+
+    /**
+     * Frees {@code ptr}.
+     *
+     * @throws IllegalArgumentException if {@code ptr} is misaligned, outside the region, interior to a
+     *                                  block, or belongs to another allocator or to none
+     * @throws IllegalStateException    (checked mode) if the block is already free
+     */
+    @Override
+    public void free(final long ptr) {
+        if (!Thread.currentThread().isVirtual()) {
+            localCache().free(ptr);
+            return;
+        }
+        final ThreadCache stripe = claimStripe();
+        if (stripe == null) {
+            freeDirect(ptr);
+            return;
+        }
+        try {
+            stripe.free(ptr);
+        } finally {
+            stripe.release();
+        }
+    }
+
+    /** Frees a segment returned by {@link #asSegmentAllocator()}. */
+    public void free(final MemorySegment segment) {
+        free(segment.address() - Words.SEGMENT.address());
+    }
+
+    /**
+     * Frees {@code n} pointers at once, grouped by superblock so that each superblock's run costs one
+     * CAS (the batch-free fix for reclaimers, digest §7.4). Reorders the first {@code n} entries of
+     * {@code ptrs}. In checked mode every small pointer is validated before any of them is freed.
+     */
+    public void freeBatch(final long[] ptrs, final int n) {
+        if (n < 0 || n > ptrs.length) {
+            throw new IllegalArgumentException("batch length " + n + " out of range [0, " + ptrs.length + "]");
+        }
+        Arrays.sort(ptrs, 0, n);
+        int small = 0;
+        for (int i = 0; i < n; i++) {
+            final long ptr = ptrs[i];
+            final long owner = ownerOf(ptr);
+            if (PageMap.kind(owner) == PageMap.SMALL && PageMap.allocator(owner) == id) {
+                if (i > 0 && ptrs[i - 1] == ptr) {
+                    throw new IllegalStateException(String.format(Locale.ROOT,
+                            "double free: 0x%x appears twice in one batch", ptr));
+                }
+                if (checked) {
+                    checkBlock(ptr, owner, true);
+                }
+                ptrs[small++] = ptr; // keep small pointers in front, still sorted
+            } else {
+                freeNotSmall(ptr, owner);
+            }
+        }
+        if (checked) {
+            for (int i = 0; i < small; i++) {
+                setFreedState(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT));
+            }
+        }
+        int i = 0;
+        long freed = 0;
+        while (i < small) {
+            final long page = ptrs[i] >>> PageMap.PAGE_SHIFT;
+            final long owner = PageMap.owner(page);
+            final int sc = PageMap.sizeClass(owner);
+            final int size = SizeClasses.size(sc);
+            int j = i + 1;
+            while (j < small && (ptrs[j] >>> PageMap.PAGE_SHIFT) == page) {
+                j++;
+            }
+            // Link the run in address order through relative links; one CAS returns it.
+            for (int k = i; k < j - 1; k++) {
+                Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size));
+            }
+            if (policy != FlushPolicy.OWNER_RETURN
+                    || !pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
+                flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
+            }
+            freed += (long) (j - i) * size;
+            i = j;
+        }
+        uncachedNet.addAndGet(-freed);
+    }
+
+    /** The usable size of an allocated pointer: its class size, or its page-rounded size if large. */
+    public long usableSize(final long ptr) {
+        final long owner = ownerOf(ptr);
+        checkOwnership(ptr, owner);
+        if (PageMap.kind(owner) == PageMap.SMALL) {
+            checkBlock(ptr, owner, checked);
+            return SizeClasses.size(PageMap.sizeClass(owner));
+        }
+        if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
+            throw interiorLarge(ptr);
+        }
+        return PageMap.header(ptr >>> PageMap.PAGE_SHIFT) << PageMap.PAGE_SHIFT;
+    }
+
+    /**
+     * Resizes: returns {@code ptr} if it already has room, else allocates, copies and frees.
+     * {@code ptr == 0} allocates.
+     */
+    public long reallocate(final long ptr, final long bytes) {
+        if (ptr == 0) {
+            return allocate(bytes);
+        }
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("reallocation size must be positive, was " + bytes);
+        }
+        final long usable = usableSize(ptr);
+        if (bytes <= usable) {
+            return ptr;
+        }
+        final long fresh = allocate(bytes);
+        MemorySegment.copy(Words.SEGMENT, ptr, Words.SEGMENT, fresh, usable);
+        free(ptr);
+        return fresh;
+    }
+
+    /**
+     * A {@link SegmentAllocator} whose segments are slices of the region. Free them with
+     * {@link #free(MemorySegment)}. Alignments up to the page size are honoured.
+     */
+    public SegmentAllocator asSegmentAllocator() {
+        return (byteSize, byteAlignment) -> {
+            if (byteAlignment <= 0 || Long.bitCount(byteAlignment) != 1 || byteAlignment > PageMap.PAGE) {
+                throw new IllegalArgumentException("alignment must be a power of two up to " + PageMap.PAGE
+                        + ", was " + byteAlignment);
+            }
+            final long size = Math.max(1, byteSize);
+            final long ptr = allocate(alignedRequest(size, byteAlignment));
+            return Words.SEGMENT.asSlice(ptr, byteSize);
+        };
+    }
+
+    /** The calling platform thread's cache, for callers that want to skip the lookup. */
+    public ThreadCache context() {
+        if (Thread.currentThread().isVirtual()) {
+            throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
+        }
+        return localCache();
+    }
+
+    /**
+     * Returns the calling thread's cached blocks, adopts the caches of terminated threads, and
+     * decommits every free page run. Returns the bytes decommitted.
+     */
+    public long trim() {
+        if (!Thread.currentThread().isVirtual()) {
+            localCache().drain();
+        }
+        Participants.reapTerminated();
+        return pages.trim();
+    }
+
+    /** A snapshot of this allocator's state. */
+    public AllocatorStats stats() {
+        long net = uncachedNet.get() + largeBytes.get();
+        long cached = 0;
+        for (int i = 0; i < caches.length(); i++) {
+            final ThreadCache c = caches.get(i);
+            if (c != null) {
+                net += c.allocatedBytes - c.freedBytes;
+                cached += c.cachedBytes();
+            }
+        }
+        for (final ThreadCache c : stripes) {
+            net += c.allocatedBytes - c.freedBytes;
+            cached += c.cachedBytes();
+        }
+        long full = 0;
+        long partial = 0;
+        long empty = 0;
+        final int carved = descriptors.carved();
+        for (int d = 1; d < carved; d++) {
+            final long off = descriptors.offset(d);
+            if (Words.opaqueLoad(off + DescriptorLayout.SIZE_CLASS) == 0) {
+                continue;
+            }
+            switch (Anchor.state(Words.opaqueLoad(off + DescriptorLayout.ANCHOR))) {
+                case Anchor.FULL -> full++;
+                case Anchor.PARTIAL -> partial++;
+                default -> empty++;
+            }
+        }
+        return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
+                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes());
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+
+    // ---------------------------------------------------------------- caches
+
+    private ThreadCache localCache() {
+        final int participant = Participants.current();
+        final ThreadCache cache = caches.getPlain(participant);
+        return cache != null ? cache : newCache(participant);
+    }
+
+    private ThreadCache newCache(final int participant) {
+        Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
+        final ThreadCache cache = new ThreadCache(this);
+        caches.set(participant, cache);
+        return cache;
+    }
+
+    private ThreadCache claimStripe() {
+        final int start = (int) Thread.currentThread().threadId();
+        for (int i = 0; i < STRIPES; i++) {
+            final ThreadCache stripe = stripes[(start + i) & (STRIPES - 1)];
+            if (stripe.tryClaim()) {
+                return stripe;
+            }
+        }
+        return null;
+    }
+
+    /** Participants release hook: a departed thread's cache is flushed, and kept for the id's next holder. */
+    private void adopt(final int participant) {
+        final ThreadCache cache = caches.get(participant);
+        if (cache != null) {
+            cache.drain();
+        }
+    }
+
+    // ---------------------------------------------------------------- superblock protocol
+
+    /** Fills {@code cache}'s empty list of class {@code sc}; returns the descriptor it drew from. */
+    int fill(final ThreadCache cache, final int sc) {
+        for (int d = descriptors.popPartial(sc); d != 0; d = descriptors.popPartial(sc)) {
+            final long desc = descriptors.offset(d);
+            for (;;) {
+                // (1) volatile anchor load; pairs with (3).
+                final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
+                if (Anchor.state(old) == Anchor.EMPTY) {
+                    descriptors.retire(d); // released by the flush that emptied it (lazy retire)
+                    break;
+                }
+                if (Anchor.count(old) == 0) {
+                    break; // filled concurrently; the next FULL->PARTIAL flush pushes it again
+                }
+                // (3) anchor CAS: take the whole free list.
+                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(Anchor.FULL, 0, 0))) {
+                    final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+                    cache.heads[sc] = sb + (long) Anchor.avail(old) * SizeClasses.size(sc);
+                    cache.counts[sc] = Anchor.count(old);
+                    return d;
+                }
+            }
+        }
+        return fillFromNew(cache, sc);
+    }
+
+    private int fillFromNew(final ThreadCache cache, final int sc) {
+        final int d = descriptors.allocate();
+        final long page;
+        try {
+            page = pages.allocate(1);
+        } catch (final RuntimeException | OffHeapOutOfMemoryError e) {
+            descriptors.retire(d);
+            throw e;
+        }
+        final long sb = page << PageMap.PAGE_SHIFT;
+        final int size = SizeClasses.size(sc);
+        final int max = (int) (PageMap.PAGE / size);
+        if (!pages.isClean(page, 1)) {
+            for (int i = 0; i < max; i++) {
+                Words.sp(sb + (long) i * size, 0L); // relative link 0: "the next block"
+            }
+        }
+        if (checked) {
+            for (int i = 0; i < max; i++) {
+                BlockStates.set(page, i, BlockStates.FREE); // the page may have held other blocks
+            }
+        }
+        final long desc = descriptors.offset(d);
+        Words.sp(desc + DescriptorLayout.SUPERBLOCK, sb);
+        Words.sp(desc + DescriptorLayout.MAX_COUNT, max);
+        Words.sp(desc + DescriptorLayout.SIZE_CLASS, sc);
+        Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
+        Words.sp(desc + DescriptorLayout.ANCHOR, Anchor.pack(Anchor.FULL, 0, 0));
+        PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
+        cache.heads[sc] = sb;
+        cache.counts[sc] = max;
+        return d;
+    }
+
+    /** Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks. */
+    void flushList(long head, int n, final int sc) {
+        final int size = SizeClasses.size(sc);
+        while (n > 0) {
+            final long page = head >>> PageMap.PAGE_SHIFT;
+            long tail = head;
+            int k = 1;
+            long next = n > 1 ? tail + size + Words.lp(tail) : 0;
+            while (k < n && (next >>> PageMap.PAGE_SHIFT) == page) {
+                tail = next;
+                k++;
+                next = k < n ? tail + size + Words.lp(tail) : 0;
+            }
+            flushRun(PageMap.descriptor(PageMap.owner(page)), head, tail, k, sc);
+            n -= k;
+            head = next;
+        }
+    }
+
+    /** Splices the run {@code head..tail} of {@code k} blocks onto its superblock's free list. */
+    void flushRun(final int d, final long head, final long tail, final int k, final int sc) {
+        final long desc = descriptors.offset(d);
+        final int size = SizeClasses.size(sc);
+        // Captured before the CAS: once the superblock is EMPTY the descriptor may be reused at once.
+        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
+        final int headIndex = SizeClasses.divide(head - sb, sc);
+        for (;;) {
+            // (1) volatile anchor load.
+            final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
+            final int count = Anchor.count(old) + k;
+            if (count > max) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "superblock 0x%x would hold %d free blocks of %d: a block was freed twice "
+                                + "(checked mode reports the first double free)", sb, count, max));
+            }
+            if (Anchor.count(old) > 0) {
+                // (2) plain store of the tail link onto the current list; published by (3).
+                Words.sp(tail, sb + (long) Anchor.avail(old) * size - (tail + size));
+            }
+            final int state = count == max ? Anchor.EMPTY : Anchor.PARTIAL;
+            // (3) anchor CAS.
+            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(state, headIndex, count))) {
+                if (state == Anchor.EMPTY) {
+                    releaseSuperblock(sb);
+                    if (Anchor.state(old) == Anchor.FULL) {
+                        descriptors.retire(d); // FULL->EMPTY: on no partial stack, so nobody else can
+                    }
+                } else if (Anchor.state(old) == Anchor.FULL) {
+                    descriptors.pushPartial(sc, d);
+                }
+                return;
+            }
+        }
+    }
+
+    private void releaseSuperblock(final long sb) {
+        final long page = sb >>> PageMap.PAGE_SHIFT;
+        PageMap.setOwner(page, 0L); // unregister before the page can be reused
+        pages.free(page, 1);
+    }
+
+    // ---------------------------------------------------------------- owner return (mimalloc)
+
+    /** Takes ownership of a superblock just filled from: remote frees now come to its remote list. */
+    void own(final int d) {
+        // (4) release store; pairs with (5).
+        Words.sr(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
+    }
+
+    /** Pushes a block onto its owned superblock's remote list; false if the superblock is unowned. */
+    boolean pushRemote(final int d, final long ptr) {
+        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
+        for (;;) {
+            // (5) volatile load of the remote head.
+            final long head = Words.lv(field);
+            if (head == ABANDONED) {
+                return false;
+            }
+            // (5b) plain link store (absolute, 0-terminated); published by (6).
+            Words.sp(ptr, head);
+            // (6) CAS of the remote head.
+            if (Words.cas(field, head, ptr)) {
+                return true;
+            }
+        }
+    }
+
+    private boolean pushRemoteRun(final int d, final long[] ptrs, final int from, final int to) {
+        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
+        for (int k = from; k < to - 1; k++) {
+            Words.sp(ptrs[k], ptrs[k + 1]); // absolute links for the remote list
+        }
+        for (;;) {
+            // (5) volatile load of the remote head.
+            final long head = Words.lv(field);
+            if (head == ABANDONED) {
+                final int size = SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptrs[from] >>> PageMap.PAGE_SHIFT)));
+                for (int k = from; k < to - 1; k++) {
+                    Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size)); // back to relative links
+                }
+                return false;
+            }
+            // (5b) plain link store; published by (6).
+            Words.sp(ptrs[to - 1], head);
+            // (6) CAS of the remote head.
+            if (Words.cas(field, head, ptrs[from])) {
+                return true;
+            }
+        }
+    }
+
+    /** Moves the remote list of owned superblock {@code d} into the cache; returns the blocks moved. */
+    int collectRemote(final ThreadCache cache, final int sc, final int d) {
+        // (7) get-and-set; acquires the links written before (6).
+        final long list = Words.xchg(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
+        if (list == 0) {
+            return 0;
+        }
+        final int n = relink(list, SizeClasses.size(sc));
+        cache.heads[sc] = list;
+        cache.counts[sc] = n;
+        return n;
+    }
+
+    /** Gives up ownership of {@code d}; its remote list goes back to the anchor. */
+    void abandon(final int d) {
+        final long desc = descriptors.offset(d);
+        // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
+        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
+        if (list != 0) {
+            final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+            final int size = SizeClasses.size(sc);
+            final int n = relink(list, size);
+            long tail = list;
+            for (int i = 1; i < n; i++) {
+                tail = tail + size + Words.lp(tail);
+            }
+            flushRun(d, list, tail, n, sc);
+        }
+    }
+
+    /** Converts a 0-terminated absolute list to relative links; returns its length. */
+    private static int relink(final long list, final int size) {
+        int n = 1;
+        long p = list;
+        for (long next = Words.lp(p); next != 0; next = Words.lp(p)) {
+            Words.sp(p, next - (p + size));
+            p = next;
+            n++;
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
+
+    private long allocateDirect(final long bytes) {
+        if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
+            return allocateLarge(bytes);
+        }
+        final int sc = SizeClasses.classOf(bytes);
+        final ThreadCache scratch = new ThreadCache(this); // rare: every stripe was busy
+        fill(scratch, sc);
+        final long block = scratch.heads[sc];
+        final int n = scratch.counts[sc];
+        final int size = SizeClasses.size(sc);
+        if (n > 1) {
+            flushList(block + size + Words.lp(block), n - 1, sc);
+        }
+        if (checked) {
+            markAllocated(block, sc);
+        }
+        uncachedNet.addAndGet(size);
+        return block;
+    }
+
+    private void freeDirect(final long ptr) {
+        final long owner = ownerOf(ptr);
+        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != id) {
+            freeNotSmall(ptr, owner);
+            return;
+        }
+        if (checked) {
+            markFreed(ptr, owner);
+        }
+        final int sc = PageMap.sizeClass(owner);
+        uncachedNet.addAndGet(-SizeClasses.size(sc));
+        if (policy != FlushPolicy.OWNER_RETURN || !pushRemote(PageMap.descriptor(owner), ptr)) {
+            flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
+        }
+    }
+
+    // ---------------------------------------------------------------- large allocations
+
+    long allocateLarge(final long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, was " + bytes);
+        }
+        if (bytes > regionSize - PageMap.PAGE) {
+            throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
+                    "cannot allocate %d bytes: larger than the off-heap region (%d bytes); raise -D%s",
+                    bytes, regionSize, Region.SIZE_PROPERTY));
+        }
+        final long n = (bytes + PageMap.PAGE_MASK) >>> PageMap.PAGE_SHIFT;
+        final long page = pages.allocate(n);
+        for (long p = page + 1; p < page + n; p++) {
+            PageMap.setOwner(p, PageMap.encode(PageMap.LARGE_INTERIOR, id, 0, 0));
+        }
+        PageMap.setOwner(page, PageMap.encode(PageMap.LARGE, id, 0, 0));
+        largeBytes.addAndGet(n << PageMap.PAGE_SHIFT);
+        return page << PageMap.PAGE_SHIFT;
+    }
+
+    /** Frees a pointer whose page is not a small superblock of this allocator, or reports why not. */
+    void freeNotSmall(final long ptr, final long owner) {
+        checkOwnership(ptr, owner);
+        if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
+            throw interiorLarge(ptr);
+        }
+        final long page = ptr >>> PageMap.PAGE_SHIFT;
+        if (!PageMap.clearOwner(page, owner)) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "double free: large allocation 0x%x was freed concurrently", ptr));
+        }
+        final long n = PageMap.header(page);
+        for (long p = page + 1; p < page + n; p++) {
+            PageMap.setOwner(p, 0L);
+        }
+        largeBytes.addAndGet(-(n << PageMap.PAGE_SHIFT));
+        pages.free(page, n);
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    /** The page owner word of {@code ptr}, after range and alignment checks. */
+    long ownerOf(final long ptr) {
+        if ((ptr & 7) != 0 || ptr <= 0 || ptr >= regionSize) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    ptr == 0 ? "cannot free the null pointer" : (ptr & 7) != 0
+                            ? "misaligned pointer 0x%x: blocks are 8-byte aligned"
+                            : "pointer 0x%x is outside the off-heap region", ptr));
+        }
+        return PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
+    }
+
+    private void checkOwnership(final long ptr, final long owner) {
+        if (PageMap.kind(owner) == PageMap.NONE) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "pointer 0x%x is not allocated: freed already, or never returned by an allocator", ptr));
+        }
+        if (PageMap.allocator(owner) != id) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "pointer 0x%x belongs to allocator #%d, not to this one (#%d)", ptr, PageMap.allocator(owner), id));
+        }
+    }
+
+    private static IllegalArgumentException interiorLarge(final long ptr) {
+        return new IllegalArgumentException(String.format(Locale.ROOT,
+                "interior pointer 0x%x: it points inside a large allocation, not at its start", ptr));
+    }
+
+    /** Checks that {@code ptr} starts a block; if {@code allocated}, that the block is allocated. */
+    private void checkBlock(final long ptr, final long owner, final boolean allocated) {
+        final int sc = PageMap.sizeClass(owner);
+        final int size = SizeClasses.size(sc);
+        final long offset = ptr & PageMap.PAGE_MASK;
+        final int index = SizeClasses.divide(offset, sc);
+        if ((long) index * size != offset || index >= PageMap.PAGE / size) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "interior pointer 0x%x: it is %d bytes into a %d-byte block", ptr, offset % size, size));
+        }
+        if (allocated && BlockStates.get(ptr >>> PageMap.PAGE_SHIFT, index) != BlockStates.ALLOCATED) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "block 0x%x (%d bytes) is not allocated: a double free, or a pointer never returned by allocate",
+                    ptr, size));
+        }
+    }
+
+    /** Checked mode, on free: validates and marks the block free (poisoned in debug mode). */
+    void markFreed(final long ptr, final long owner) {
+        checkBlock(ptr, owner, true);
+        setFreedState(ptr, owner);
+    }
+
+    private void setFreedState(final long ptr, final long owner) {
+        final int index = SizeClasses.divide(ptr & PageMap.PAGE_MASK, PageMap.sizeClass(owner));
+        BlockStates.set(ptr >>> PageMap.PAGE_SHIFT, index, debug ? BlockStates.POISONED : BlockStates.FREE);
+    }
+
+    /** Checked mode, on allocate: marks the block allocated, verifying its poison in debug mode. */
+    void markAllocated(final long block, final int sc) {
+        final long page = block >>> PageMap.PAGE_SHIFT;
+        final int index = SizeClasses.divide(block & PageMap.PAGE_MASK, sc);
+        if (debug && BlockStates.get(page, index) == BlockStates.POISONED) {
+            verifyPoison(block, sc);
+        }
+        BlockStates.set(page, index, BlockStates.ALLOCATED);
+    }
+
+    /** Debug mode: fills a freed block, except its link word, with the poison byte. */
+    void poison(final long ptr) {
+        final int size = SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptr >>> PageMap.PAGE_SHIFT)));
+        if (size > Long.BYTES) {
+            MemorySegment.copy(POISON_TEMPLATE, 0, Words.SEGMENT, ptr + Long.BYTES, size - Long.BYTES);
+        }
+    }
+
+    /** Debug mode: throws if a freed block's poison was overwritten. */
+    void verifyPoison(final long ptr, final int sc) {
+        final int size = SizeClasses.size(sc);
+        if (size <= Long.BYTES) {
+            return;
+        }
+        final long mismatch = MemorySegment.mismatch(Words.SEGMENT, ptr + Long.BYTES, ptr + size,
+                POISON_TEMPLATE, 0, size - Long.BYTES);
+        if (mismatch >= 0) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "write after free: block 0x%x (%d bytes) was modified at byte %d while free",
+                    ptr, size, mismatch + Long.BYTES));
+        }
+    }
+
+    private static long alignedRequest(final long size, final long alignment) {
+        if (alignment <= Long.BYTES || size > SizeClasses.MAX_SMALL) {
+            return size; // every block is 8-aligned; large runs are page-aligned
+        }
+        for (long s = (size + alignment - 1) & -alignment; s <= SizeClasses.MAX_SMALL; s += alignment) {
+            if (SizeClasses.size(SizeClasses.classOf(s)) % alignment == 0) {
+                return SizeClasses.size(SizeClasses.classOf(s));
+            }
+        }
+        return SizeClasses.MAX_SMALL + 1; // a page run
+    }
+}

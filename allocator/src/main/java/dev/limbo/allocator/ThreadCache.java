@@ -1,0 +1,236 @@
+package dev.limbo.allocator;
+
+import dev.limbo.allocator.internal.PageMap;
+import dev.limbo.allocator.internal.SizeClasses;
+import dev.limbo.core.Words;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A thread cache of {@link LimboAllocator} (LRMalloc thesis §5.3): per size class, a stack of free
+ * blocks threaded through the blocks themselves, with no synchronization on the fast paths.
+ *
+ * <p>A platform thread gets its own cache, found through its participant id; hot callers can hold
+ * it (from {@link LimboAllocator#context()}) and call {@link #allocate}/{@link #free} directly to
+ * skip the lookup. It must then be used only by the thread that obtained it. Virtual threads share
+ * a few striped caches instead, claimed for the duration of one call.
+ *
+ * <p>Links are relative: a free block's first word holds {@code next - (block + size)}, so 0 means
+ * "the adjacent block" and a zero-filled superblock is already a complete list (LRMalloc PR #9).
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Invariants: heads[c] and counts[c] describe a list of counts[c] free blocks of class c; links are
+ * followed at most counts[c] - 1 times (the last link is never read). Only the owning thread (or,
+ * for a stripe, the thread that claimed it; for a dead thread's cache, the adopting thread while
+ * nobody holds its id) touches the fields. With OWNER_RETURN, current[c] is the descriptor of the
+ * superblock this cache owns for class c, or 0.
+ *
+ * Linearization points: allocate - the pop of heads[c] (thread-local), or the anchor CAS of a fill;
+ * free - the push (thread-local), the remote-list CAS (OWNER_RETURN), or the anchor CAS of a flush.
+ *
+ * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
+ *
+ * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
+ * plain fields to the next claimer. Remote-list and anchor accesses are in LimboAllocator.
+ * }</pre>
+ */
+public final class ThreadCache {
+
+    private static final VarHandle BUSY;
+
+    static {
+        try {
+            BUSY = MethodHandles.lookup().findVarHandle(ThreadCache.class, "busy", int.class)
+                    .withInvokeExactBehavior();
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final LimboAllocator allocator;
+    final long[] heads = new long[SizeClasses.COUNT + 1];
+    final int[] counts = new int[SizeClasses.COUNT + 1];
+    final int[] current = new int[SizeClasses.COUNT + 1];
+    /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
+    final long[] quarantine;
+    int quarantineNext;
+    long allocatedBytes;
+    long freedBytes;
+    @SuppressWarnings("unused") // accessed through BUSY
+    private volatile int busy;
+
+    ThreadCache(final LimboAllocator allocator) {
+        this.allocator = allocator;
+        this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
+    }
+
+    /** Allocates {@code bytes} through this cache; see {@link LimboAllocator#allocate}. */
+    public long allocate(final long bytes) {
+        if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
+            return allocator.allocateLarge(bytes);
+        }
+        final int sc = SizeClasses.classOf(bytes);
+        int n = counts[sc];
+        if (n == 0) {
+            n = refill(sc);
+        }
+        final long block = heads[sc];
+        final int size = SizeClasses.size(sc);
+        if (n > 1) {
+            heads[sc] = block + size + Words.lp(block);
+        }
+        counts[sc] = n - 1;
+        allocatedBytes += size;
+        if (allocator.checked) {
+            allocator.markAllocated(block, sc);
+        }
+        return block;
+    }
+
+    /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
+    public void free(final long ptr) {
+        final long owner = allocator.ownerOf(ptr);
+        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != allocator.id) {
+            allocator.freeNotSmall(ptr, owner);
+            return;
+        }
+        final int sc = PageMap.sizeClass(owner);
+        if (allocator.checked) {
+            allocator.markFreed(ptr, owner);
+        }
+        freedBytes += SizeClasses.size(sc);
+        if (quarantine != null) {
+            quarantine(ptr);
+        } else {
+            push(ptr, sc, PageMap.descriptor(owner));
+        }
+    }
+
+    void push(final long ptr, final int sc, final int descriptor) {
+        if (allocator.policy == FlushPolicy.OWNER_RETURN && current[sc] != descriptor
+                && allocator.pushRemote(descriptor, ptr)) {
+            return;
+        }
+        int n = counts[sc];
+        if (n >= allocator.cap[sc]) {
+            flush(sc);
+            n = counts[sc];
+        }
+        final int size = SizeClasses.size(sc);
+        Words.sp(ptr, heads[sc] - (ptr + size));
+        heads[sc] = ptr;
+        counts[sc] = n + 1;
+    }
+
+    private void quarantine(final long ptr) {
+        final long evicted = quarantine[quarantineNext];
+        quarantine[quarantineNext] = ptr;
+        quarantineNext = (quarantineNext + 1) % quarantine.length;
+        allocator.poison(ptr);
+        if (evicted != 0) {
+            final long owner = PageMap.owner(evicted >>> PageMap.PAGE_SHIFT);
+            allocator.verifyPoison(evicted, PageMap.sizeClass(owner));
+            push(evicted, PageMap.sizeClass(owner), PageMap.descriptor(owner));
+        }
+    }
+
+    private int refill(final int sc) {
+        if (allocator.policy == FlushPolicy.OWNER_RETURN && current[sc] != 0) {
+            if (allocator.collectRemote(this, sc, current[sc]) > 0) {
+                return counts[sc];
+            }
+            abandon(sc);
+        }
+        final int descriptor = allocator.fill(this, sc);
+        if (allocator.policy == FlushPolicy.OWNER_RETURN) {
+            allocator.own(descriptor);
+            current[sc] = descriptor;
+        }
+        return counts[sc];
+    }
+
+    /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
+    private void abandon(final int sc) {
+        final int descriptor = current[sc];
+        if (descriptor != 0) {
+            current[sc] = 0;
+            allocator.abandon(descriptor);
+        }
+    }
+
+    /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
+    void flush(final int sc) {
+        abandon(sc);
+        final int n = counts[sc];
+        if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
+            // Keep the most recently freed (cache-hot) half on top; return the older half below it.
+            final int keep = n / 2;
+            final int size = SizeClasses.size(sc);
+            long last = heads[sc];
+            for (int i = 1; i < keep; i++) {
+                last = last + size + Words.lp(last);
+            }
+            final long rest = last + size + Words.lp(last);
+            counts[sc] = keep;
+            allocator.flushList(rest, n - keep, sc);
+        } else {
+            counts[sc] = 0;
+            allocator.flushList(heads[sc], n, sc);
+        }
+    }
+
+    /** Empties the cache completely (thread exit, trim). */
+    void drain() {
+        if (quarantine != null) {
+            for (int i = 0; i < quarantine.length; i++) {
+                final long ptr = quarantine[i];
+                if (ptr != 0) {
+                    quarantine[i] = 0;
+                    final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
+                    allocator.verifyPoison(ptr, PageMap.sizeClass(owner));
+                    push(ptr, PageMap.sizeClass(owner), PageMap.descriptor(owner));
+                }
+            }
+        }
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            abandon(sc);
+            final int n = counts[sc];
+            if (n > 0) {
+                counts[sc] = 0;
+                allocator.flushList(heads[sc], n, sc);
+            }
+        }
+    }
+
+    /** Bytes of free blocks held here (racy read; exact when the owner is quiescent). */
+    long cachedBytes() {
+        long bytes = 0;
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            bytes += (long) counts[sc] * SizeClasses.size(sc);
+        }
+        return quarantine == null ? bytes : bytes + quarantinedBytes();
+    }
+
+    private long quarantinedBytes() {
+        long bytes = 0;
+        for (final long ptr : quarantine) {
+            if (ptr != 0) {
+                bytes += SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptr >>> PageMap.PAGE_SHIFT)));
+            }
+        }
+        return bytes;
+    }
+
+    boolean tryClaim() {
+        // (1) CAS; acquires the previous holder's writes, released by (2).
+        return (int) BUSY.getOpaque(this) == 0 && (boolean) BUSY.compareAndSet(this, 0, 1);
+    }
+
+    void release() {
+        // (2) release store; pairs with (1).
+        BUSY.setRelease(this, 0);
+    }
+}

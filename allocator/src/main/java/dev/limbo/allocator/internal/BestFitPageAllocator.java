@@ -1,0 +1,314 @@
+package dev.limbo.allocator.internal;
+
+import dev.limbo.core.Region;
+
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The lock-free best-fit coalescing allocator of LRMalloc thesis chapter 7, over runs of
+ * {@linkplain PageMap#PAGE pages} of the global region. It is the backing store of every
+ * superblock and every large allocation, and the place where freed memory is coalesced and given
+ * back to the OS.
+ *
+ * <p>Two structures (thesis §7.4): the <em>map</em>, a header word (run length) at the first page
+ * and a footer word (run start) at the last page of every run, kept out of band in the
+ * {@link PageMap}; and the <em>tree</em>, an ordered set of free runs keyed by (pages, start), here
+ * a {@link ConcurrentSkipListSet}: lock-free, GC-reclaimed nodes (so the thesis' caveat that the
+ * tree itself needs SMR does not arise), {@code ceiling} for best fit and an exact {@code remove}.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: thesis §7.4, Listings 7.3-7.4 (with the typos the digest lists fixed:
+ * the previous run's size is start - footer.start). Recursive coalescing (§7.4.4) is used, so a
+ * pair of adjacent runs freed at once and inserted uncoalesced merges with the next free of a
+ * neighbour.
+ *
+ * Invariants:
+ *  - A run is free if and only if it is in the tree (the single authority). Ownership of a free
+ *    run, for allocation or for merging, is taken only by removing it from the tree.
+ *  - The header and footer of a run in the tree are correct; words of runs not in the tree may be
+ *    stale at any time.
+ *  - Page flags (COMMITTED, DIRTY) are touched only by the run's current owner.
+ * Non-invariants: two adjacent free runs may both be in the tree (missed coalescing, §7.4.4).
+ *
+ * Linearization points: allocate - the successful tree.remove of the chosen run (or the region
+ * claim when the tree has none); free - the tree.add of the (merged) run.
+ *
+ * Progress: lock-free (skip-list operations are lock-free; every retry follows another thread's
+ * successful removal). Growing calls Region.claim (a CAS loop); commit/decommit are bookkeeping
+ * plus madvise, a system call.
+ *
+ * Memory ordering: header/footer words are opaque stores (PageMap 4, 6) made before tree.add,
+ * whose CAS publishes them (release); readers load them opaquely (PageMap 3, 5) and validate any
+ * pair they derive by tree.remove, whose success acquires the inserter's writes.
+ *
+ * Reclamation and ABA: tree nodes are Java objects reclaimed by the GC. A run key names an extent,
+ * not an identity: if a neighbour is allocated and re-formed into an identical (pages, start) free
+ * run between our read and our remove, taking it is still correct, since it is free and adjacent.
+ * }</pre>
+ *
+ * <p>Hysteresis: free runs stay committed while the committed-but-free total is at most
+ * {@code retainBytes}; beyond it a freed run is decommitted ({@code madvise(MADV_DONTNEED)})
+ * before insertion. {@link #trim()} decommits every free run.
+ */
+public final class BestFitPageAllocator {
+
+    /** Page flag: the page is charged against the region's commit limit (and may be backed). */
+    static final long COMMITTED = 1;
+    /** Page flag: the page may hold non-zero bytes. Clean pages read as zeros. */
+    static final long DIRTY = 2;
+    /** Page flag: a committed page of a free run, counted in {@link #retainedBytes()}. */
+    static final long RETAINED = 4;
+
+    private static final BestFitPageAllocator GLOBAL = new BestFitPageAllocator(
+            Long.getLong("limbo.alloc.retainBytes", 64L << 20), 64);
+
+    private final Region region = Region.global();
+    private final ConcurrentSkipListSet<Run> tree = new ConcurrentSkipListSet<>();
+    private final long retainBytes;
+    private final long growPages;
+    private final AtomicLong committedPages = new AtomicLong();
+    private final AtomicLong retainedPages = new AtomicLong();
+    private final AtomicLong freePages = new AtomicLong();
+
+    /**
+     * @param retainBytes free bytes kept committed before freed runs are decommitted
+     * @param growPages   pages claimed from the region at once when no free run fits
+     */
+    public BestFitPageAllocator(final long retainBytes, final long growPages) {
+        this.retainBytes = retainBytes;
+        this.growPages = growPages;
+    }
+
+    /** The allocator every {@code LimboAllocator} draws pages from. */
+    public static BestFitPageAllocator global() {
+        return GLOBAL;
+    }
+
+    /** A free run of {@code pages} pages starting at page {@code start}; ordered by size, then address. */
+    record Run(long pages, long start) implements Comparable<Run> {
+        @Override
+        public int compareTo(final Run o) {
+            final int c = Long.compare(pages, o.pages);
+            return c != 0 ? c : Long.compare(start, o.start);
+        }
+    }
+
+    /**
+     * Allocates a committed run of {@code pages} pages.
+     *
+     * @return the first page; {@link #isClean} tells whether the run's pages are all zero
+     * @throws dev.limbo.core.OffHeapOutOfMemoryError if the region or the commit limit is exhausted
+     */
+    public long allocate(final long pages) {
+        if (pages <= 0 || pages > PageMap.PAGES) {
+            throw new IllegalArgumentException("page run length out of range: " + pages);
+        }
+        for (;;) {
+            final Run best = tree.ceiling(new Run(pages, 0));
+            if (best == null) {
+                grow(pages);
+                continue;
+            }
+            if (!tree.remove(best)) {
+                continue; // another thread took it
+            }
+            freePages.addAndGet(-best.pages);
+            if (best.pages > pages) {
+                insert(best.start + pages, best.pages - pages);
+            }
+            setRun(best.start, pages);
+            commit(best.start, pages);
+            return best.start;
+        }
+    }
+
+    /** Whether every page of the run reads as zeros (never written since claimed or decommitted). */
+    public boolean isClean(final long start, final long pages) {
+        for (long p = start; p < start + pages; p++) {
+            if ((PageMap.flags(p) & DIRTY) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Frees a run this caller owns (allocated by {@link #allocate}); its pages are marked dirty. */
+    public void free(final long start, final long pages) {
+        for (long p = start; p < start + pages; p++) {
+            PageMap.setFlags(p, PageMap.flags(p) | DIRTY);
+        }
+        long s = start;
+        long n = pages;
+        boolean merged;
+        do {
+            merged = false;
+            // Backward: the footer of the page before us names the start of the run ending there.
+            final long prevStart = s > 0 ? PageMap.footer(s - 1) : 0;
+            if (prevStart > 0 && prevStart < s && tree.remove(new Run(s - prevStart, prevStart))) {
+                freePages.addAndGet(prevStart - s);
+                n += s - prevStart;
+                s = prevStart;
+                merged = true;
+            }
+            // Forward: the header of the page after us is the length of the run starting there.
+            final long next = s + n;
+            if (next < PageMap.PAGES) {
+                final long nextPages = PageMap.header(next);
+                if (nextPages > 0 && nextPages <= PageMap.PAGES - next && tree.remove(new Run(nextPages, next))) {
+                    freePages.addAndGet(-nextPages);
+                    n += nextPages;
+                    merged = true;
+                }
+            }
+        } while (merged);
+        retainOrDecommit(s, n);
+        insert(s, n);
+    }
+
+    /** Decommits every free run now; returns the bytes given back. */
+    public long trim() {
+        long released = 0;
+        for (final Run run : tree) {
+            if (tree.remove(run)) {
+                freePages.addAndGet(-run.pages);
+                released += decommit(run.start, run.pages);
+                insert(run.start, run.pages);
+            }
+        }
+        return released * PageMap.PAGE;
+    }
+
+    /** Bytes of pages currently committed (in use or retained). */
+    public long committedBytes() {
+        return committedPages.get() * PageMap.PAGE;
+    }
+
+    /** Bytes in free runs. */
+    public long freeBytes() {
+        return freePages.get() * PageMap.PAGE;
+    }
+
+    /** Bytes in free runs that are still committed (the hysteresis reserve). */
+    public long retainedBytes() {
+        return retainedPages.get() * PageMap.PAGE;
+    }
+
+    /** The number of free runs (a measure of fragmentation). */
+    public int freeRuns() {
+        return tree.size();
+    }
+
+    private void grow(final long pages) {
+        final long claim = Math.max(pages, growPages);
+        final long offset;
+        try {
+            offset = region.claim(claim * PageMap.PAGE, PageMap.PAGE);
+        } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+            if (claim == pages) {
+                throw e;
+            }
+            insert(region.claim(pages * PageMap.PAGE, PageMap.PAGE) >>> PageMap.PAGE_SHIFT, pages);
+            return;
+        }
+        insert(offset >>> PageMap.PAGE_SHIFT, claim); // fresh pages: flags 0 (uncommitted, clean)
+    }
+
+    private void insert(final long start, final long pages) {
+        setRun(start, pages);
+        freePages.addAndGet(pages);
+        // Linearization point of free: the skip list's insertion CAS publishes the map words.
+        tree.add(new Run(pages, start));
+    }
+
+    private static void setRun(final long start, final long pages) {
+        PageMap.setHeader(start, pages);
+        PageMap.setFooter(start + pages - 1, start);
+    }
+
+    /** Commits the uncommitted pages of a run we own, in maximal contiguous ranges. */
+    private void commit(final long start, final long pages) {
+        long p = start;
+        final long end = start + pages;
+        while (p < end) {
+            final long flags = PageMap.flags(p);
+            if ((flags & COMMITTED) != 0) {
+                if ((flags & RETAINED) != 0) {
+                    PageMap.setFlags(p, flags & ~RETAINED);
+                    retainedPages.decrementAndGet();
+                }
+                p++;
+                continue;
+            }
+            long q = p;
+            while (q < end && (PageMap.flags(q) & COMMITTED) == 0) {
+                q++;
+            }
+            try {
+                region.commit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
+            } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+                trim();
+                region.commit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
+            }
+            for (long r = p; r < q; r++) {
+                PageMap.setFlags(r, PageMap.flags(r) | COMMITTED);
+            }
+            committedPages.addAndGet(q - p);
+            p = q;
+        }
+    }
+
+    private void retainOrDecommit(final long start, final long pages) {
+        long fresh = 0; // committed pages not yet counted as retained (those merged from neighbours are)
+        for (long p = start; p < start + pages; p++) {
+            if ((PageMap.flags(p) & (COMMITTED | RETAINED)) == COMMITTED) {
+                fresh++;
+            }
+        }
+        if (fresh == 0) {
+            return;
+        }
+        if ((retainedPages.get() + fresh) * PageMap.PAGE > retainBytes) {
+            decommit(start, pages);
+            return;
+        }
+        for (long p = start; p < start + pages; p++) {
+            final long flags = PageMap.flags(p);
+            if ((flags & COMMITTED) != 0) {
+                PageMap.setFlags(p, flags | RETAINED);
+            }
+        }
+        retainedPages.addAndGet(fresh);
+    }
+
+    /** Decommits the committed pages of a run we own; returns how many pages it decommitted. */
+    private long decommit(final long start, final long pages) {
+        long released = 0;
+        long p = start;
+        final long end = start + pages;
+        while (p < end) {
+            if ((PageMap.flags(p) & COMMITTED) == 0) {
+                p++;
+                continue;
+            }
+            long q = p;
+            long wasRetained = 0;
+            while (q < end && (PageMap.flags(q) & COMMITTED) != 0) {
+                if ((PageMap.flags(q) & RETAINED) != 0) {
+                    wasRetained++;
+                }
+                PageMap.setFlags(q, 0);
+                q++;
+            }
+            region.decommit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
+            committedPages.addAndGet(p - q);
+            retainedPages.addAndGet(-wasRetained);
+            released += q - p;
+            p = q;
+        }
+        return released;
+    }
+
+}

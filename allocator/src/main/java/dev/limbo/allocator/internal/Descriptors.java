@@ -1,0 +1,154 @@
+package dev.limbo.allocator.internal;
+
+import dev.limbo.core.Layouts;
+import dev.limbo.core.Region;
+import dev.limbo.core.Words;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * One allocator's superblock descriptors: a never-freed table addressed by index (0 is null), a
+ * lock-free recycle stack of unused descriptors, and one lock-free partial stack per size class.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: LRMalloc thesis §5.4 (descriptors, partial lists, DescriptorAlloc and
+ * DescriptorRetire); digest §3.7 and §7.1. The table grows in chunks of 1024 descriptors (64 KiB)
+ * claimed from the region; a chunk's first descriptor goes to the caller and the rest are pushed
+ * onto the recycle stack with one CAS.
+ *
+ * Invariants:
+ *  - A descriptor index, once handed out, always addresses the same 64 bytes (type stability), so
+ *    a stale read of a link is in bounds and returns some index that was once valid.
+ *  - Link fields hold indices < carved() or 0.
+ *  - Each stack head is tag:32 | index:32; every successful push or pop increments the tag,
+ *    computed from the head read in the same retry (the 2019 LRMalloc bug).
+ *
+ * Linearization points: push and pop - the successful CAS of the head (4, 6).
+ *
+ * Progress: lock-free. A failed CAS means another push or pop succeeded.
+ *
+ * Memory ordering:
+ *  (1) chunk directory store: plain, published by the CAS (4) that pushes the chunk's descriptors;
+ *      every index a reader obtains came through a head CAS or a link read after one.
+ *  (3) plain store of the link field, then (4) head CAS (volatile, so release): the link is
+ *      visible to the popper whose (5) volatile head load reads our head value.
+ *  (5) volatile load of the head; (5b) plain load of the popped descriptor's link - stale values
+ *      are harmless because (6) fails unless the head (with its tag) is unchanged.
+ *  (6) head CAS of a pop.
+ *
+ * Reclamation and ABA: descriptors are never freed. ABA on a head (pop reads head A and next B;
+ * others pop A, pop B, push A; our CAS would install the stale B) is prevented by the 32-bit tag:
+ * the head value A' differs from A in its tag, so the CAS fails. A wrap needs 2^32 operations
+ * inside one pop's window.
+ * }</pre>
+ */
+public final class Descriptors {
+
+    static final int CHUNK_SHIFT = 10;
+    static final int CHUNK = 1 << CHUNK_SHIFT;
+    private static final int STRIDE = (int) (Layouts.PADDED / Long.BYTES);
+    private static final int RECYCLE = 0;
+
+    private final long[] chunks;
+    private final AtomicInteger carvedChunks = new AtomicInteger();
+    /** Stack heads, each alone in 128 bytes: slot 0 the recycle stack, slot c the partial stack of class c. */
+    private final AtomicLongArray heads = new AtomicLongArray((SizeClasses.COUNT + 2) * STRIDE);
+
+    public Descriptors() {
+        this.chunks = new long[(int) Math.min(Integer.MAX_VALUE / CHUNK, (2 * PageMap.PAGES) / CHUNK + 2)];
+    }
+
+    /** The region offset of descriptor {@code index}. */
+    public long offset(final int index) {
+        return chunks[index >>> CHUNK_SHIFT] + ((long) (index & (CHUNK - 1)) * DescriptorLayout.SIZE);
+    }
+
+    /** A descriptor from the recycle stack, or from a newly carved chunk. */
+    public int allocate() {
+        final int recycled = pop(RECYCLE, DescriptorLayout.NEXT_FREE);
+        return recycled != 0 ? recycled : carve();
+    }
+
+    /** Returns a descriptor whose superblock is gone to the recycle stack. */
+    public void retire(final int index) {
+        Words.sp(offset(index) + DescriptorLayout.SIZE_CLASS, 0); // marks it unused for stats scans
+        push(RECYCLE, DescriptorLayout.NEXT_FREE, index, index);
+    }
+
+    public void pushPartial(final int sizeClass, final int index) {
+        push(sizeClass, DescriptorLayout.NEXT_PARTIAL, index, index);
+    }
+
+    /** Pops a descriptor from the partial stack of {@code sizeClass}; 0 if empty. */
+    public int popPartial(final int sizeClass) {
+        return pop(sizeClass, DescriptorLayout.NEXT_PARTIAL);
+    }
+
+    /** Descriptors carved so far (indices below this were handed out at least once). */
+    public int carved() {
+        return carvedChunks.get() * CHUNK;
+    }
+
+    private int carve() {
+        final int chunk = carvedChunks.getAndIncrement();
+        if (chunk >= chunks.length) {
+            carvedChunks.decrementAndGet();
+            throw new dev.limbo.core.OffHeapOutOfMemoryError("descriptor table full: " + chunks.length * CHUNK
+                    + " descriptors; raise -D" + Region.SIZE_PROPERTY + " or -D" + PageMap.PAGE_SHIFT_PROPERTY);
+        }
+        final Region region = Region.global();
+        final long bytes = CHUNK * DescriptorLayout.SIZE;
+        final long base = region.claim(bytes, region.pageSize());
+        region.commit(base, bytes);
+        // (1) plain store of the chunk's base; published by the push (4) below or by the return.
+        chunks[chunk] = base;
+        final int first = chunk << CHUNK_SHIFT;
+        final int skip = first == 0 ? 1 : 0; // index 0 is null and is never used
+        final int mine = first + skip;
+        final int last = first + CHUNK - 1;
+        for (int i = mine + 1; i < last; i++) {
+            Words.sp(offset(i) + DescriptorLayout.NEXT_FREE, i + 1);
+        }
+        push(RECYCLE, DescriptorLayout.NEXT_FREE, mine + 1, last);
+        return mine;
+    }
+
+    /** Pushes the chain {@code first .. last} (already linked through {@code link}) in one CAS. */
+    private void push(final int stack, final long link, final int first, final int last) {
+        final int slot = stack * STRIDE;
+        final long lastLink = offset(last) + link;
+        for (;;) {
+            // (2) volatile load of the head.
+            final long head = heads.get(slot);
+            // (3) plain store of the link; published by (4).
+            Words.sp(lastLink, (int) head);
+            final long tagged = (((head >>> 32) + 1) << 32) | (first & 0xFFFF_FFFFL);
+            // (4) CAS of the head (release); pairs with (5).
+            if (heads.compareAndSet(slot, head, tagged)) {
+                return;
+            }
+        }
+    }
+
+    private int pop(final int stack, final long link) {
+        final int slot = stack * STRIDE;
+        for (;;) {
+            // (5) volatile load of the head; pairs with (4).
+            final long head = heads.get(slot);
+            final int index = (int) head;
+            if (index == 0) {
+                return 0;
+            }
+            // (5b) plain load of a possibly stale link: type-stable, validated by (6).
+            final int next = (int) Words.lp(offset(index) + link);
+            final long tagged = (((head >>> 32) + 1) << 32) | (next & 0xFFFF_FFFFL);
+            // (6) CAS of the head.
+            if (heads.compareAndSet(slot, head, tagged)) {
+                return index;
+            }
+        }
+    }
+}

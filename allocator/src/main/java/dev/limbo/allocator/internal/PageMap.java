@@ -1,0 +1,121 @@
+package dev.limbo.allocator.internal;
+
+import dev.limbo.core.Region;
+import dev.limbo.core.Words;
+
+/**
+ * The process-wide page map: one {@link PageEntryLayout entry} per page of the global region, where
+ * a page is the superblock size ({@value #PAGE_SHIFT_PROPERTY}, default 2^16 = 64 KiB). It replaces
+ * LRMalloc's per-4-KiB pagemap (thesis §5.5): superblocks are page-aligned in the region, so a
+ * pointer's page is {@code ptr >>> PAGE_SHIFT}.
+ *
+ * <p>The owner word encodes {@code kind:2 | allocator:16 | sizeClass:8 | descriptor:32}. Kinds:
+ * {@link #NONE} (not allocated), {@link #SMALL} (a superblock of one size class),
+ * {@link #LARGE} (first page of a large allocation), {@link #LARGE_INTERIOR} (a later page of one).
+ */
+public final class PageMap {
+
+    /** System property: log2 of the page (= superblock) size; 15..22, default 16 (64 KiB). */
+    public static final String PAGE_SHIFT_PROPERTY = "limbo.alloc.pageShift";
+    public static final int PAGE_SHIFT = pageShift();
+    public static final long PAGE = 1L << PAGE_SHIFT;
+    public static final long PAGE_MASK = PAGE - 1;
+    /** Pages in the global region, i.e. entries in the map. */
+    public static final long PAGES = Region.global().size() >>> PAGE_SHIFT;
+
+    public static final int NONE = 0;
+    public static final int SMALL = 1;
+    public static final int LARGE = 2;
+    public static final int LARGE_INTERIOR = 3;
+
+    private static final long BASE = claimTable();
+
+    private PageMap() {
+    }
+
+    /** The owner word of {@code page}. */
+    public static long owner(final long page) {
+        // (1) acquire-load; pairs with the release-store (2): a block's superblock metadata is
+        // visible to any thread that reached the block, however the block was handed over.
+        return Words.la(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER);
+    }
+
+    public static void setOwner(final long page, final long owner) {
+        // (2) release-store; pairs with (1). Written before any block of the page escapes, cleared
+        // before the page goes back to the page allocator.
+        Words.sr(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER, owner);
+    }
+
+    /** Clears the owner word if it still holds {@code expected}; true if this call cleared it. */
+    public static boolean clearOwner(final long page, final long expected) {
+        // (2b) CAS of the owner word; pairs with (1). Makes freeing a large run exclusive.
+        return Words.cas(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER, expected, 0L);
+    }
+
+    public static long header(final long page) {
+        // (3) opaque load; pairs with (4). May be stale: callers validate by removal from the tree.
+        return Words.opaqueLoad(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.HEADER);
+    }
+
+    public static void setHeader(final long page, final long pages) {
+        // (4) opaque store; published to other threads by the tree insertion that follows it.
+        Words.opaqueStore(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.HEADER, pages);
+    }
+
+    public static long footer(final long page) {
+        // (5) opaque load; pairs with (6). Validated like (3).
+        return Words.opaqueLoad(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.FOOTER);
+    }
+
+    public static void setFooter(final long page, final long start) {
+        // (6) opaque store; published like (4).
+        Words.opaqueStore(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.FOOTER, start);
+    }
+
+    /** Page flags; only the page's current owner reads or writes them. */
+    public static long flags(final long page) {
+        return Words.lp(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.FLAGS);
+    }
+
+    public static void setFlags(final long page, final long flags) {
+        Words.sp(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.FLAGS, flags);
+    }
+
+    public static long encode(final int kind, final int allocator, final int sizeClass, final int descriptor) {
+        return ((long) kind << 62) | ((long) (allocator & 0xFFFF) << 40) | ((long) (sizeClass & 0xFF) << 32)
+                | (descriptor & 0xFFFF_FFFFL);
+    }
+
+    public static int kind(final long owner) {
+        return (int) (owner >>> 62);
+    }
+
+    public static int allocator(final long owner) {
+        return (int) ((owner >>> 40) & 0xFFFF);
+    }
+
+    public static int sizeClass(final long owner) {
+        return (int) ((owner >>> 32) & 0xFF);
+    }
+
+    public static int descriptor(final long owner) {
+        return (int) owner;
+    }
+
+    private static int pageShift() {
+        final int shift = Integer.getInteger(PAGE_SHIFT_PROPERTY, 16);
+        if (shift < 15 || shift > 22) {
+            throw new IllegalArgumentException("-D" + PAGE_SHIFT_PROPERTY + "=" + shift
+                    + " is out of range [15, 22] (32 KiB .. 4 MiB pages)");
+        }
+        return shift;
+    }
+
+    private static long claimTable() {
+        final Region region = Region.global();
+        final long bytes = (PAGES * PageEntryLayout.SIZE + region.pageSize() - 1) & -region.pageSize();
+        final long base = region.claim(bytes, region.pageSize());
+        region.commit(base, bytes);
+        return base;
+    }
+}

@@ -1,0 +1,46 @@
+package dev.limbo.bench.alloc;
+
+import dev.limbo.allocator.FlushPolicy;
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.allocator.OffHeapAllocator;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The allocators a benchmark can name in its {@code allocator} parameter.
+ *
+ * <ul>
+ *   <li>{@code limbo}: {@link LimboAllocator} with its defaults (checked mode, OWNER_RETURN);</li>
+ *   <li>{@code limbo-unchecked}, {@code limbo-flush-all}, {@code limbo-partial-flush},
+ *       {@code limbo-owner-return}: variants for measuring the cost of checks and the policies;</li>
+ *   <li>{@code malloc}: glibc malloc/free through a downcall;</li>
+ *   <li>{@code arena}: one {@code Arena.ofShared()} per allocation, closed by free;</li>
+ *   <li>{@code bump}: per-thread bump allocation that never frees;</li>
+ *   <li>{@code netty}: Netty's pooled direct buffers.</li>
+ * </ul>
+ */
+public final class Allocators {
+
+    /** The whole address space, for baselines whose pointers are native addresses. */
+    static final MemorySegment EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    private Allocators() {
+    }
+
+    public static OffHeapAllocator create(final String name) {
+        return switch (name) {
+            case "limbo" -> LimboAllocator.create();
+            case "limbo-unchecked" -> LimboAllocator.builder().checked(false).build();
+            case "limbo-flush-all" -> LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
+            case "limbo-partial-flush" -> LimboAllocator.builder().flushPolicy(FlushPolicy.PARTIAL_FLUSH).build();
+            case "limbo-owner-return" -> LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
+            case "malloc" -> new MallocAllocator();
+            case "arena" -> new ArenaPerAllocation();
+            case "bump" -> new BumpAllocator();
+            case "netty" -> new NettyPooledAllocator();
+            default -> throw new IllegalArgumentException("unknown allocator '" + name
+                    + "'; known: limbo, limbo-unchecked, limbo-flush-all, limbo-partial-flush, "
+                    + "limbo-owner-return, malloc, arena, bump, netty");
+        };
+    }
+}
