@@ -9,7 +9,8 @@ package dev.limbo.allocator;
  * @param cachedBytes         bytes of free blocks held in thread caches and quarantines
  * @param superblocksFull     superblocks whose blocks are all in use or in caches
  * @param superblocksPartial  superblocks with free blocks in their own free list
- * @param superblocksEmpty    superblocks fully free and awaiting release
+ * @param superblocksEmpty    superblocks that became fully free and were released, whose descriptors
+ *                            still wait on a partial stack to be retired (lazily, by the next fill)
  * @param descriptors         descriptors carved so far (never freed)
  * @param pageBytesCommitted  bytes of pages committed by the shared page allocator (all allocators)
  * @param pageBytesRetained   of those, bytes in free runs kept committed (hysteresis)

@@ -288,7 +288,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         }
         if (checked) {
             for (int i = 0; i < small; i++) {
-                setFreedState(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT));
+                markFreed(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT));
             }
         }
         int i = 0;
@@ -802,13 +802,14 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Checked mode, on free: validates and marks the block free (poisoned in debug mode). */
     void markFreed(final long ptr, final long owner) {
-        checkBlock(ptr, owner, true);
-        setFreedState(ptr, owner);
-    }
-
-    private void setFreedState(final long ptr, final long owner) {
-        final int index = SizeClasses.divide(ptr & PageMap.PAGE_MASK, PageMap.sizeClass(owner));
-        BlockStates.set(ptr >>> PageMap.PAGE_SHIFT, index, debug ? BlockStates.POISONED : BlockStates.FREE);
+        final int sc = PageMap.sizeClass(owner);
+        final long offset = ptr & PageMap.PAGE_MASK;
+        final int index = SizeClasses.divide(offset, sc);
+        final long page = ptr >>> PageMap.PAGE_SHIFT;
+        if ((long) index * SizeClasses.size(sc) != offset || BlockStates.get(page, index) != BlockStates.ALLOCATED) {
+            checkBlock(ptr, owner, true); // throws the precise error
+        }
+        BlockStates.set(page, index, debug ? BlockStates.POISONED : BlockStates.FREE);
     }
 
     /** Checked mode, on allocate: marks the block allocated, verifying its poison in debug mode. */
