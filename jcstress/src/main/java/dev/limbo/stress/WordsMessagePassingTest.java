@@ -18,11 +18,12 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  * acquire load ({@link Words#la}) then sees the data. This is the happens-before edge every
  * publication in Limbo relies on.
  *
- * <p>The broken twins publish with weaker accesses on the flag, which order nothing around them.
+ * <p>The broken twin publishes with opaque accesses on the flag, which order nothing around them.
  * x86 hardware keeps stores in order and loads in order (TSO), so it cannot show the stale read
- * itself; the JIT compiler may still reorder the plain accesses around the opaque or plain flag
- * accesses, so on x86 the forbidden-looking outcome, if seen at all, comes from the compiler. On
- * weakly ordered hardware (Arm, POWER) the hardware shows it as well.
+ * itself; the JIT compiler is still allowed to move the plain data accesses across the opaque flag
+ * accesses, so on x86 the outcome, if seen at all, comes from the compiler (HotSpot's C2 did not
+ * produce it in our runs, its scheduling randomizers included). On weakly ordered hardware (Arm,
+ * POWER) the hardware can show it as well.
  */
 public final class WordsMessagePassingTest {
 
@@ -57,7 +58,8 @@ public final class WordsMessagePassingTest {
     /**
      * BROKEN on purpose: opaque store and opaque load of the flag. Opaque is atomic and coherent per
      * word but orders nothing else, so the data store may sink below the flag store and the data load
-     * may rise above the flag load. x86 hardware cannot show it (TSO); the JIT compiler can.
+     * may rise above the flag load. x86 hardware cannot show it (TSO); the JIT compiler may, though
+     * C2 did not in our runs on x86.
      */
     @JCStressTest
     @Description("BROKEN: sp(data, 42); opaqueStore(flag, 1) || opaqueLoad(flag); lp(data): the data may be stale")
@@ -80,36 +82,6 @@ public final class WordsMessagePassingTest {
         @Actor
         public void reader(final JJ_Result r) {
             r.r1 = Words.opaqueLoad(flag);
-            r.r2 = Words.lp(data);
-        }
-    }
-
-    /**
-     * BROKEN on purpose: plain store and plain load of the flag. Nothing is ordered; besides the
-     * reorderings of {@link OpaqueFlag} the compiler may also merge, hoist or split plain accesses.
-     * x86 hardware cannot show the stale read (TSO); the JIT compiler can.
-     */
-    @JCStressTest
-    @Description("BROKEN: sp(data, 42); sp(flag, 1) || lp(flag); lp(data): the data may be stale")
-    @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "reader ran before the writer")
-    @Outcome(id = "0, 42", expect = ACCEPTABLE, desc = "reader missed the flag but the data landed before its data load")
-    @Outcome(id = "1, 42", expect = ACCEPTABLE, desc = "reader saw the flag and the data")
-    @Outcome(id = "1, 0", expect = ACCEPTABLE_INTERESTING,
-            desc = "reader saw the flag but stale data: plain accesses are not ordered (compiler or hardware reordering)")
-    @State
-    public static class PlainFlag {
-        final long data = WordSlots.word();
-        final long flag = WordSlots.word();
-
-        @Actor
-        public void writer() {
-            Words.sp(data, 42L);
-            Words.sp(flag, 1L);
-        }
-
-        @Actor
-        public void reader(final JJ_Result r) {
-            r.r1 = Words.lp(flag);
             r.r2 = Words.lp(data);
         }
     }
