@@ -30,6 +30,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * classes in superblocks of one {@linkplain PageMap#PAGE page} (64 KiB by default); larger requests
  * are runs of whole pages.
  *
+ * <p>The default flush policy is {@link FlushPolicy#FLUSH_ALL}; see {@link FlushPolicy#OWNER_RETURN}
+ * for the state of the owner-return policy.
+ *
  * <p><b>Checked mode</b> (the default; see {@link Builder#checked}) turns a double free, a pointer
  * that was never allocated, an interior or misaligned pointer, and a pointer of another allocator
  * into an {@link IllegalArgumentException} or {@link IllegalStateException} that names the
@@ -72,7 +75,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *  (2) plain store of the tail link of a flushed run; published by (3).
  *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
  *      and the free-list contents; the flusher's releases them.
- *  (4) release store of remoteHead = 0 when a cache takes ownership; pairs with (5).
+ *  (4) CAS of remoteHead ABANDONED -> 0 when a cache takes ownership (it fails, and the cache
+ *      does not own the superblock, if another cache owns it already); pairs with (5).
  *  (5) volatile load of remoteHead by a remote freer; (5b) plain store of the block's link,
  *      published by (6).
  *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
@@ -110,10 +114,12 @@ public final class LimboAllocator implements OffHeapAllocator {
     final Descriptors descriptors = new Descriptors();
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
     private final long regionSize = Region.global().size();
+    /** Platform threads' caches: found through {@link #local}, adopted through their participant id. */
     private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
+    private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
     private final AtomicLong largeBytes = new AtomicLong();
-    /** Bytes allocated minus bytes freed outside any cache (batch and direct paths). */
+    /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
 
     private LimboAllocator(final Builder b) {
@@ -147,7 +153,7 @@ public final class LimboAllocator implements OffHeapAllocator {
     public static final class Builder {
         private boolean checked = true;
         private boolean debug;
-        private FlushPolicy policy = FlushPolicy.OWNER_RETURN;
+        private FlushPolicy policy = FlushPolicy.FLUSH_ALL;
         private long cacheBytes = 64 << 10;
 
         /** Checked mode: clear exceptions for bad pointers (default on). */
@@ -289,6 +295,9 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (checked) {
             for (int i = 0; i < small; i++) {
                 markFreed(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT));
+                if (debug) {
+                    poison(ptrs[i]); // marked POISONED, so its reuse verifies the poison
+                }
             }
         }
         int i = 0;
@@ -353,12 +362,15 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /**
      * A {@link SegmentAllocator} whose segments are slices of the region. Free them with
-     * {@link #free(MemorySegment)}. Alignments up to the page size are honoured.
+     * {@link #free(MemorySegment)}. Alignments up to the page size are honoured, or up to the
+     * alignment of the region's base address if that is smaller (it is at least the OS page size):
+     * a segment's address is the base plus an offset, so no offset can align it further.
      */
     public SegmentAllocator asSegmentAllocator() {
+        final long maxAlignment = Math.min(PageMap.PAGE, Long.lowestOneBit(Words.SEGMENT.address()));
         return (byteSize, byteAlignment) -> {
-            if (byteAlignment <= 0 || Long.bitCount(byteAlignment) != 1 || byteAlignment > PageMap.PAGE) {
-                throw new IllegalArgumentException("alignment must be a power of two up to " + PageMap.PAGE
+            if (byteAlignment <= 0 || Long.bitCount(byteAlignment) != 1 || byteAlignment > maxAlignment) {
+                throw new IllegalArgumentException("alignment must be a power of two up to " + maxAlignment
                         + ", was " + byteAlignment);
             }
             final long size = Math.max(1, byteSize);
@@ -429,15 +441,16 @@ public final class LimboAllocator implements OffHeapAllocator {
     // ---------------------------------------------------------------- caches
 
     private ThreadCache localCache() {
-        final int participant = Participants.current();
-        final ThreadCache cache = caches.getPlain(participant);
-        return cache != null ? cache : newCache(participant);
+        final ThreadCache cache = local.get();
+        return cache != null && !cache.retired ? cache : newCache();
     }
 
-    private ThreadCache newCache(final int participant) {
+    private ThreadCache newCache() {
+        final int participant = Participants.current();
         Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
         final ThreadCache cache = new ThreadCache(this);
         caches.set(participant, cache);
+        local.set(cache);
         return cache;
     }
 
@@ -452,11 +465,17 @@ public final class LimboAllocator implements OffHeapAllocator {
         return null;
     }
 
-    /** Participants release hook: a departed thread's cache is flushed, and kept for the id's next holder. */
+    /**
+     * Participants release hook: the cache of a thread that died or closed its participant is
+     * flushed and retired. It runs while nobody uses the cache: the thread is dead, or it is the
+     * closing thread itself, whose next call finds the cache retired and makes a new one.
+     */
     private void adopt(final int participant) {
-        final ThreadCache cache = caches.get(participant);
+        final ThreadCache cache = caches.getAndSet(participant, null);
         if (cache != null) {
             cache.drain();
+            cache.retired = true;
+            uncachedNet.addAndGet(cache.allocatedBytes - cache.freedBytes); // keep its count in the stats
         }
     }
 
@@ -586,10 +605,15 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     // ---------------------------------------------------------------- owner return (mimalloc)
 
-    /** Takes ownership of a superblock just filled from: remote frees now come to its remote list. */
-    void own(final int d) {
-        // (4) release store; pairs with (5).
-        Words.sr(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
+    /**
+     * Takes ownership of a superblock just filled from, so that remote frees come to its remote
+     * list; false if another cache owns it. That happens when a block the owner did not take is
+     * flushed to the anchor (FULL -> PARTIAL, pushed) and we filled from it: overwriting the owner's
+     * remote head would lose its remote list and give the superblock two owners.
+     */
+    boolean own(final int d) {
+        // (4) CAS ABANDONED -> 0 (release); pairs with (5).
+        return Words.cas(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, ABANDONED, 0L);
     }
 
     /** Pushes a block onto its owned superblock's remote list; false if the superblock is unowned. */
@@ -638,8 +662,8 @@ public final class LimboAllocator implements OffHeapAllocator {
     int collectRemote(final ThreadCache cache, final int sc, final int d) {
         // (7) get-and-set; acquires the links written before (6).
         final long list = Words.xchg(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
-        if (list == 0) {
-            return 0;
+        if (list == 0 || list == ABANDONED) {
+            return 0; // ABANDONED: another cache gave the superblock up (see the known race in FlushPolicy)
         }
         final int n = relink(list, SizeClasses.size(sc));
         cache.heads[sc] = list;
@@ -652,7 +676,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         final long desc = descriptors.offset(d);
         // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
         final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        if (list != 0) {
+        if (list != 0 && list != ABANDONED) {
             final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
             final int size = SizeClasses.size(sc);
             final int n = relink(list, size);
@@ -706,6 +730,9 @@ public final class LimboAllocator implements OffHeapAllocator {
         }
         if (checked) {
             markFreed(ptr, owner);
+            if (debug) {
+                poison(ptr); // marked POISONED, so its reuse verifies the poison
+            }
         }
         final int sc = PageMap.sizeClass(owner);
         uncachedNet.addAndGet(-SizeClasses.size(sc));

@@ -59,6 +59,8 @@ public final class ThreadCache {
     int quarantineNext;
     long allocatedBytes;
     long freedBytes;
+    /** Set when the owner's participant id was released and the cache drained; never used again. */
+    boolean retired;
     @SuppressWarnings("unused") // accessed through BUSY
     private volatile int busy;
 
@@ -146,8 +148,7 @@ public final class ThreadCache {
         }
         final int descriptor = allocator.fill(this, sc);
         if (allocator.policy == FlushPolicy.OWNER_RETURN) {
-            allocator.own(descriptor);
-            current[sc] = descriptor;
+            current[sc] = allocator.own(descriptor) ? descriptor : 0;
         }
         return counts[sc];
     }

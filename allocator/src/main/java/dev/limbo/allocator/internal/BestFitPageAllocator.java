@@ -120,7 +120,12 @@ public final class BestFitPageAllocator {
                 insert(best.start + pages, best.pages - pages);
             }
             setRun(best.start, pages);
-            commit(best.start, pages);
+            try {
+                commit(best.start, pages);
+            } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+                release(best.start, pages); // the run is out of the tree: put it back, or it is lost
+                throw e;
+            }
             return best.start;
         }
     }
@@ -140,6 +145,11 @@ public final class BestFitPageAllocator {
         for (long p = start; p < start + pages; p++) {
             PageMap.setFlags(p, PageMap.flags(p) | DIRTY);
         }
+        release(start, pages);
+    }
+
+    /** Coalesces a run this caller owns with its free neighbours and inserts it into the tree. */
+    private void release(final long start, final long pages) {
         long s = start;
         long n = pages;
         boolean merged;
