@@ -21,13 +21,9 @@ public enum FlushPolicy {
      * collects that list when its own list runs dry, so memory returns to the thread that used it
      * and no two threads share a recently used line.
      *
-     * <p><b>Known race (open):</b> a thread that freed a block of a superblock while it was unowned
-     * may later flush it to the anchor after another cache has taken ownership; that flush moves the
-     * superblock FULL to PARTIAL and onto the partial stack, so a second cache can take ownership of
-     * the same superblock. The remote list tolerates it (both owners see a consistent list), but the
-     * invariant "an owned superblock never becomes EMPTY" then rests on both owners holding blocks.
-     * The fix is to make ownership a bit of the anchor, set and cleared by the anchor CAS. Until it
-     * lands this policy is not the default.
+     * <p>Ownership is taken by a CAS of the remote head from ABANDONED to empty, so at most one
+     * cache owns a superblock, even when an unowned block's late flush puts an owned superblock
+     * back on the partial stack.
      */
     OWNER_RETURN
 }

@@ -30,8 +30,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * classes in superblocks of one {@linkplain PageMap#PAGE page} (64 KiB by default); larger requests
  * are runs of whole pages.
  *
- * <p>The default flush policy is {@link FlushPolicy#FLUSH_ALL}; see {@link FlushPolicy#OWNER_RETURN}
- * for the state of the owner-return policy.
+ * <p>The default flush policy is LRMalloc's {@link FlushPolicy#FLUSH_ALL}: the owner-return policy
+ * has not yet been measured against it on cache-scratch, which is what the choice must rest on.
  *
  * <p><b>Checked mode</b> (the default; see {@link Builder#checked}) turns a double free, a pointer
  * that was never allocated, an interior or misaligned pointer, and a pointer of another allocator
@@ -663,7 +663,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         // (7) get-and-set; acquires the links written before (6).
         final long list = Words.xchg(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
         if (list == 0 || list == ABANDONED) {
-            return 0; // ABANDONED: another cache gave the superblock up (see the known race in FlushPolicy)
+            return 0;
         }
         final int n = relink(list, SizeClasses.size(sc));
         cache.heads[sc] = list;

@@ -1,0 +1,67 @@
+package dev.limbo.allocator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.limbo.core.Region;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+/** Exhausting the region ends in an OffHeapOutOfMemoryError that names the property to raise. */
+class LimboAllocatorExhaustionTest {
+
+    private static String runForked(final List<String> properties, final String... args) throws IOException, InterruptedException {
+        final List<String> cmd = new ArrayList<>();
+        cmd.add(System.getProperty("java.home") + "/bin/java");
+        cmd.add("-Xmx256m");
+        cmd.addAll(properties);
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(ExhaustRegionMain.class.getName());
+        cmd.addAll(List.of(args));
+        final Process process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        final String output;
+        try (var in = process.getInputStream()) {
+            output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "forked JVM did not finish");
+        assertEquals(0, process.exitValue(), () -> "forked JVM failed:\n" + output);
+        return output;
+    }
+
+    private static String line(final String output, final String prefix) {
+        return output.lines().filter(l -> l.startsWith(prefix)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + prefix + "line in:\n" + output));
+    }
+
+    @Test
+    void exhaustingTheRegionNamesTheRegionSizeProperty() throws Exception {
+        final String output = runForked(List.of("-D" + Region.SIZE_PROPERTY + "=64m"));
+        final String line = line(output, "OOM: ");
+        assertTrue(line.contains(Region.SIZE_PROPERTY), output);
+    }
+
+    @Test
+    void exhaustingTheCommitLimitNamesTheCommitLimitProperty() throws Exception {
+        final String output = runForked(List.of("-D" + Region.COMMIT_LIMIT_PROPERTY + "=48m"));
+        final String line = line(output, "OOM: ");
+        assertTrue(line.contains(Region.COMMIT_LIMIT_PROPERTY), output);
+    }
+
+    @Test
+    void repeatedlyHittingTheCommitLimitDoesNotUseUpTheRegionsAddressSpace() throws Exception {
+        // Each failed commit must put its page run back: 200 failed 1 MiB attempts would otherwise
+        // lose 200 MiB of a 128 MiB region, and the error would turn into "region exhausted".
+        final String output = runForked(List.of("-D" + Region.SIZE_PROPERTY + "=128m",
+                "-D" + Region.COMMIT_LIMIT_PROPERTY + "=24m"), String.valueOf(1 << 20), "200");
+        assertTrue(line(output, "OOM: ").contains(Region.COMMIT_LIMIT_PROPERTY), output);
+        assertTrue(line(output, "RETRY: ").contains(Region.COMMIT_LIMIT_PROPERTY), output);
+    }
+}

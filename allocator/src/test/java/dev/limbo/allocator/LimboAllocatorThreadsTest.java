@@ -1,0 +1,143 @@
+package dev.limbo.allocator;
+
+import static dev.limbo.allocator.TestSupport.assertAllReturned;
+import static dev.limbo.allocator.TestSupport.assertPattern;
+import static dev.limbo.allocator.TestSupport.quiesce;
+import static dev.limbo.allocator.TestSupport.writePattern;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.limbo.core.Participants;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Many short-lived platform threads, and many virtual threads. */
+@Timeout(120)
+class LimboAllocatorThreadsTest {
+
+    private static final long SLACK = 4L << 20;
+
+    private final List<Throwable> failures = new CopyOnWriteArrayList<>();
+
+    private void churn(final LimboAllocator a, final int threads, final int parallel,
+                       final ConcurrentLinkedQueue<long[]> leftovers) throws InterruptedException {
+        for (int started = 0; started < threads; started += parallel) {
+            final List<Thread> batch = new ArrayList<>();
+            for (int i = 0; i < parallel; i++) {
+                batch.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        final ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                        final List<long[]> mine = new ArrayList<>();
+                        for (int k = 0; k < 100; k++) {
+                            final long size = rnd.nextInt(50) == 0 ? 30_000 : 1 + rnd.nextInt(2048);
+                            final long p = a.allocate(size);
+                            writePattern(p, size);
+                            mine.add(new long[] {p, size});
+                        }
+                        for (final long[] b : mine) {
+                            if (rnd.nextInt(10) == 0) {
+                                leftovers.add(b); // freed later by the main thread
+                            } else {
+                                assertPattern(b[0], b[1]);
+                                a.free(b[0]);
+                            }
+                        }
+                    } catch (final Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            for (final Thread t : batch) {
+                t.join();
+            }
+        }
+        for (long[] b = leftovers.poll(); b != null; b = leftovers.poll()) {
+            assertPattern(b[0], b[1]);
+            a.free(b[0]);
+        }
+        assertEquals(List.of(), failures);
+    }
+
+    @ParameterizedTest
+    @EnumSource(FlushPolicy.class)
+    void committedMemoryDoesNotGrowWithTheNumberOfShortLivedThreads(final FlushPolicy policy) throws Exception {
+        final LimboAllocator a = LimboAllocator.builder().flushPolicy(policy).build();
+        final ConcurrentLinkedQueue<long[]> leftovers = new ConcurrentLinkedQueue<>();
+        churn(a, 200, 4, leftovers);
+        final AllocatorStats after200 = quiesce(a);
+        assertEquals(0, after200.bytesInUse(), after200::toString);
+        churn(a, 800, 4, leftovers);
+        final AllocatorStats after1000 = quiesce(a);
+        assertEquals(0, after1000.bytesInUse(), after1000::toString);
+        assertTrue(after1000.pageBytesCommitted() <= after200.pageBytesCommitted() + SLACK,
+                () -> "after 200 threads: " + after200 + "\nafter 1000 threads: " + after1000);
+        assertTrue(after1000.regionBytesCommitted() <= after200.regionBytesCommitted() + SLACK,
+                () -> "after 200 threads: " + after200 + "\nafter 1000 threads: " + after1000);
+        assertTrue(after1000.descriptors() <= after200.descriptors() + 1024,
+                () -> "descriptors after 200 threads: " + after200 + "\nafter 1000 threads: " + after1000);
+        assertAllReturned(a);
+    }
+
+    @ParameterizedTest
+    @EnumSource(FlushPolicy.class)
+    void tenThousandVirtualThreadsAllocateAndFreeAndReturnEveryByte(final FlushPolicy policy) throws Exception {
+        final LimboAllocator a = LimboAllocator.builder().flushPolicy(policy).build();
+        final AtomicInteger done = new AtomicInteger();
+        final ConcurrentLinkedQueue<long[]> handedOver = new ConcurrentLinkedQueue<>();
+        final List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            final int n = i;
+            threads.add(Thread.ofVirtual().start(() -> {
+                try {
+                    final long[] ptrs = new long[5];
+                    for (int k = 0; k < ptrs.length; k++) {
+                        final long size = k == 4 && n % 100 == 0 ? 40_000 : 8 + (n * 7 + k * 131) % 3000;
+                        ptrs[k] = a.allocate(size);
+                        writePattern(ptrs[k], Math.min(size, 3000));
+                        if (k == 1) {
+                            Thread.yield(); // let others run on this carrier in between
+                        }
+                    }
+                    for (int k = 0; k < ptrs.length; k++) {
+                        final long size = k == 4 && n % 100 == 0 ? 40_000 : 8 + (n * 7 + k * 131) % 3000;
+                        if (k == 0) {
+                            handedOver.add(new long[] {ptrs[k], Math.min(size, 3000)}); // freed by another
+                            continue;
+                        }
+                        assertPattern(ptrs[k], Math.min(size, 3000));
+                        a.free(ptrs[k]);
+                    }
+                    for (long[] b = handedOver.poll(); b != null; b = handedOver.poll()) {
+                        assertPattern(b[0], b[1]);
+                        a.free(b[0]);
+                    }
+                    done.incrementAndGet();
+                } catch (final Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (final Thread t : threads) {
+            t.join();
+        }
+        for (long[] b = handedOver.poll(); b != null; b = handedOver.poll()) {
+            assertPattern(b[0], b[1]);
+            a.free(b[0]);
+        }
+        assertEquals(List.of(), failures);
+        assertEquals(10_000, done.get());
+        final AllocatorStats s = a.stats();
+        assertEquals(0, s.bytesInUse(), s::toString);
+        assertEquals(0, s.largeBytes(), s::toString);
+        Participants.reapTerminated();
+    }
+}
