@@ -1,0 +1,490 @@
+package dev.limbo.allocator;
+
+import dev.limbo.allocator.internal.DescriptorLayout;
+import dev.limbo.allocator.internal.Descriptors;
+import dev.limbo.allocator.internal.SizeClasses;
+import dev.limbo.core.Words;
+import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Arbiter;
+import org.openjdk.jcstress.annotations.Description;
+import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.IIIII_Result;
+import org.openjdk.jcstress.infra.results.IIII_Result;
+
+import java.util.ArrayDeque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
+import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE_INTERESTING;
+import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
+
+/**
+ * ABA on the tagged Treiber stacks of {@link Descriptors} (lrmalloc digest §8, item 6): a pop that
+ * read head A and its link B, then stalled while others popped A, popped B and pushed A back, must
+ * not install the stale B. The 32-bit tag in the head makes its CAS fail.
+ *
+ * <p>Every state starts from a stack a, b, c (a on top) of three descriptors. Actor 1 pops once;
+ * actor 2 pops x, pops y and pushes x back (the ABA maker); in {@link TaggedThreeActors} actor 3
+ * also pops once. The arbiter drains what is left and reports (actor 1's pop, 10 * x + y, [actor
+ * 3's pop,] the rest top first as digits, verdict), with a = 1, b = 2, c = 3 and 0 for an empty
+ * pop. Verdict 0: one of the sequential orders of the operations (4 with two actors, 20 with
+ * three) gives exactly this result (linearizable); 1: each descriptor is held once or left on the
+ * stack, but no sequential order explains it; 2: a descriptor is held twice or lost, the stack
+ * cycles, or a pop returned a descriptor that was never pushed. ABA needs only the first two
+ * actors; the three-actor variant needs a machine with at least 3 CPUs (jcstress skips it on 2).
+ *
+ * <p>The test of the real stack needs a stack head per state, and {@link Descriptors} has only one
+ * per size class (plus the recycle stack). Jcstress runs many states at once and a stack shared
+ * between them would have no per-state contents to check, so states lease a "lane" (a
+ * {@link Descriptors} instance, one of its partial stacks 1..40, and three descriptors allocated
+ * from it) from a pool that grows by 40 lanes when empty; the arbiter drains the stack and returns
+ * the lane. Nothing in {@link Descriptors} had to change.
+ *
+ * <p>The broken variant is a model: the same push and pop over the same descriptor link words
+ * ({@code nextPartial}), with an untagged head held in an {@link AtomicLong}, and actor 1's pop
+ * stalled between reading the link and its CAS by {@value #PAUSE_SPINS} {@code onSpinWait}s (a
+ * stand-in for a preemption). On 2 x86 cores a quick run ({@code -m quick -sc false}) showed the ABA
+ * in about 0.16% of the states with the stall, and in 183 of 5.7 million without it, too rarely for
+ * a sanity run. The control model has the same stall and a tagged head, showing that the tag, not
+ * the timing, is what keeps the stack correct. ABA is an interleaving bug, not a reordering: any
+ * hardware shows it, x86 included.
+ */
+public final class PartialStackAbaTest {
+
+    /** Spins of the stalled pop in the models. */
+    static final int PAUSE_SPINS = 100;
+
+    /** Results (r1, r2, 0, rest) of the 4 sequential orders of the two-actor tests, encoded by {@link #key}. */
+    private static final Set<Long> LINEARIZABLE_2 = linearizable(false);
+    /** Results (r1, r2, r3, rest) of the 20 sequential orders of the three-actor test. */
+    private static final Set<Long> LINEARIZABLE_3 = linearizable(true);
+
+    private PartialStackAbaTest() {
+    }
+
+    static long key(final int r1, final int r2, final int r3, final long rest) {
+        return ((r1 * 100L + r2) * 10 + r3) * 10_000_000L + rest;
+    }
+
+    /**
+     * Simulates every order of actor 1's pop (P1), actor 3's pop (P3, if {@code withActor3}) and actor
+     * 2's pop, pop, push on a sequential stack a, b, c.
+     */
+    private static Set<Long> linearizable(final boolean withActor3) {
+        final Set<Long> set = new HashSet<>();
+        final int slots = withActor3 ? 5 : 4;
+        for (int p1 = 0; p1 < slots; p1++) {
+            for (int p3 = withActor3 ? 0 : -1; p3 < (withActor3 ? slots : 0); p3++) {
+                if (p1 == p3) {
+                    continue;
+                }
+                final ArrayDeque<Integer> stack = new ArrayDeque<>(List.of(1, 2, 3)); // head = top
+                int r1 = 0;
+                int r3 = 0;
+                int x = 0;
+                int y = 0;
+                int step = 0;
+                for (int slot = 0; slot < slots; slot++) {
+                    if (slot == p1) {
+                        r1 = stack.isEmpty() ? 0 : stack.pop();
+                    } else if (slot == p3) {
+                        r3 = stack.isEmpty() ? 0 : stack.pop();
+                    } else if (step++ == 0) {
+                        x = stack.isEmpty() ? 0 : stack.pop();
+                    } else if (step == 2) {
+                        y = stack.isEmpty() ? 0 : stack.pop();
+                    } else if (x != 0) {
+                        stack.push(x);
+                    }
+                }
+                long rest = 0;
+                for (final int v : stack) {
+                    rest = rest * 10 + v;
+                }
+                set.add(key(r1, 10 * x + y, r3, rest));
+            }
+        }
+        return set;
+    }
+
+    /**
+     * The verdict of a result: 0 linearizable, 1 every descriptor once but not linearizable, 2 a
+     * descriptor held twice or lost, a cycle ({@code rest < 0}), or a stranger (letter 9).
+     */
+    static int verdict(final Set<Long> linearizable, final int r1, final int r2, final int r3, final long rest) {
+        if (rest >= 0 && linearizable.contains(key(r1, r2, r3, rest))) {
+            return 0;
+        }
+        if (rest < 0) {
+            return 2;
+        }
+        final int[] seen = new int[10];
+        seen[r1]++;
+        seen[r2 % 10]++; // y is held by actor 2; x went back on the stack
+        seen[r3]++;
+        for (long v = rest; v != 0; v /= 10) {
+            seen[(int) (v % 10)]++;
+        }
+        return seen[1] == 1 && seen[2] == 1 && seen[3] == 1 && seen[9] == 0 ? 1 : 2;
+    }
+
+    /** A stack of one {@link Descriptors} with three descriptors of it, leased by one state at a time. */
+    static final class Lane {
+        private static final ConcurrentLinkedQueue<Lane> POOL = new ConcurrentLinkedQueue<>();
+
+        final Descriptors ds;
+        final int stack;
+        final int a;
+        final int b;
+        final int c;
+
+        private Lane(final Descriptors ds, final int stack) {
+            this.ds = ds;
+            this.stack = stack;
+            this.a = ds.allocate();
+            this.b = ds.allocate();
+            this.c = ds.allocate();
+        }
+
+        /** A lane whose stack is empty: from the pool, or one of 40 new ones. */
+        static Lane lease() {
+            final Lane lane = POOL.poll();
+            if (lane != null) {
+                return lane;
+            }
+            final Descriptors ds = new Descriptors();
+            for (int s = 2; s <= SizeClasses.COUNT; s++) {
+                POOL.add(new Lane(ds, s));
+            }
+            return new Lane(ds, 1);
+        }
+
+        void giveBack() {
+            POOL.add(this);
+        }
+
+        int letter(final int index) {
+            return index == 0 ? 0 : index == a ? 1 : index == b ? 2 : index == c ? 3 : 9;
+        }
+    }
+
+    /** A state of the tests of the real stack: a leased lane, stacked a, b, c. */
+    abstract static class RealBase {
+        final Lane lane = Lane.lease();
+
+        RealBase() {
+            lane.ds.pushPartial(lane.stack, lane.c);
+            lane.ds.pushPartial(lane.stack, lane.b);
+            lane.ds.pushPartial(lane.stack, lane.a);
+        }
+
+        final int pop() {
+            return lane.letter(lane.ds.popPartial(lane.stack));
+        }
+
+        /** Pops x, pops y, pushes x back; returns 10 * x + y as letters. */
+        final int popPopPush() {
+            final int x = lane.ds.popPartial(lane.stack);
+            final int y = lane.ds.popPartial(lane.stack);
+            if (x != 0) {
+                lane.ds.pushPartial(lane.stack, x);
+            }
+            return 10 * lane.letter(x) + lane.letter(y);
+        }
+
+        /** Pops the rest (top first, as digits) and gives the lane back; -1 (lane dropped) for a cycle. */
+        final long drain() {
+            long rest = 0;
+            int n = 0;
+            for (int d = lane.ds.popPartial(lane.stack); d != 0; d = lane.ds.popPartial(lane.stack)) {
+                if (++n > 6) {
+                    return -1;
+                }
+                rest = rest * 10 + lane.letter(d);
+            }
+            lane.giveBack();
+            return rest;
+        }
+    }
+
+    /**
+     * The real {@link Descriptors#popPartial}/{@link Descriptors#pushPartial}, two actors: pop
+     * against the ABA maker pop, pop, push. With the tag every result is linearizable. Result:
+     * (actor 1's pop, 10 * x + y, rest, verdict).
+     */
+    @JCStressTest
+    @Description("Descriptors stack a,b,c: pop || pop x, pop y, push x: linearizable, nothing popped twice or lost")
+    @Outcome(id = "1, 23, 2, 0", expect = ACCEPTABLE, desc = "1 pops a; 2 pops b, pops c, pushes b")
+    @Outcome(id = "2, 13, 1, 0", expect = ACCEPTABLE, desc = "2 pops a; 1 pops b; 2 pops c, pushes a")
+    @Outcome(id = "3, 12, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b; 1 pops c; 2 pushes a")
+    @Outcome(id = "1, 12, 3, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b, pushes a; 1 pops a")
+    @Outcome(id = ".*, 1", expect = FORBIDDEN, desc = "every descriptor once, but no sequential order gives this result")
+    @Outcome(expect = FORBIDDEN,
+            desc = "a descriptor popped twice or lost (ABA, e.g. 1, 12, 23, 2: a stale CAS installed b), a cycle, or a stranger")
+    @State
+    public static class Tagged extends RealBase {
+        @Actor
+        public void pop1(final IIII_Result r) {
+            r.r1 = pop();
+        }
+
+        @Actor
+        public void popPopPush2(final IIII_Result r) {
+            r.r2 = popPopPush();
+        }
+
+        @Arbiter
+        public void check(final IIII_Result r) {
+            final long rest = drain();
+            r.r3 = (int) rest;
+            r.r4 = verdict(LINEARIZABLE_2, r.r1, r.r2, 0, rest);
+        }
+    }
+
+    /**
+     * The real stack with a third actor that pops once: result (actor 1's pop, 10 * x + y, actor 3's
+     * pop, rest, verdict). Jcstress runs a test only with at least as many CPUs as actors, so it skips
+     * this one on a 2-CPU machine.
+     */
+    @JCStressTest
+    @Description("Descriptors stack a,b,c: pop || pop x, pop y, push x || pop: linearizable, nothing popped twice or lost")
+    @Outcome(id = "0, 12, 3, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 2 pops b, 3 pops c, 1 pops -, 2 pushes a")
+    @Outcome(id = "0, 13, 2, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 3 pops b, 2 pops c, 1 pops -, 2 pushes a")
+    @Outcome(id = "0, 23, 1, 2, 0", expect = ACCEPTABLE, desc = "3 pops a, 2 pops b, 2 pops c, 1 pops -, 2 pushes b")
+    @Outcome(id = "1, 12, 3, 0, 0", expect = ACCEPTABLE, desc = "2 pops a, 2 pops b, 2 pushes a, 1 pops a, 3 pops c | 2 pops a, 2 pops b, 3 pops c, 2 pushes a, 1 pops a")
+    @Outcome(id = "1, 13, 2, 0, 0", expect = ACCEPTABLE, desc = "2 pops a, 3 pops b, 2 pops c, 2 pushes a, 1 pops a")
+    @Outcome(id = "1, 20, 3, 2, 0", expect = ACCEPTABLE, desc = "1 pops a, 2 pops b, 3 pops c, 2 pops -, 2 pushes b")
+    @Outcome(id = "1, 23, 0, 2, 0", expect = ACCEPTABLE, desc = "1 pops a, 2 pops b, 2 pops c, 3 pops -, 2 pushes b")
+    @Outcome(id = "1, 23, 2, 0, 0", expect = ACCEPTABLE, desc = "1 pops a, 2 pops b, 2 pops c, 2 pushes b, 3 pops b")
+    @Outcome(id = "1, 30, 2, 3, 0", expect = ACCEPTABLE, desc = "1 pops a, 3 pops b, 2 pops c, 2 pops -, 2 pushes c")
+    @Outcome(id = "2, 10, 3, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 1 pops b, 3 pops c, 2 pops -, 2 pushes a")
+    @Outcome(id = "2, 13, 0, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 1 pops b, 2 pops c, 3 pops -, 2 pushes a")
+    @Outcome(id = "2, 13, 1, 0, 0", expect = ACCEPTABLE, desc = "2 pops a, 1 pops b, 2 pops c, 2 pushes a, 3 pops a")
+    @Outcome(id = "2, 23, 1, 0, 0", expect = ACCEPTABLE, desc = "3 pops a, 2 pops b, 2 pops c, 2 pushes b, 1 pops b")
+    @Outcome(id = "2, 30, 1, 3, 0", expect = ACCEPTABLE, desc = "3 pops a, 1 pops b, 2 pops c, 2 pops -, 2 pushes c")
+    @Outcome(id = "3, 10, 2, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 3 pops b, 1 pops c, 2 pops -, 2 pushes a")
+    @Outcome(id = "3, 12, 0, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, 2 pops b, 1 pops c, 3 pops -, 2 pushes a")
+    @Outcome(id = "3, 12, 1, 0, 0", expect = ACCEPTABLE, desc = "2 pops a, 2 pops b, 2 pushes a, 3 pops a, 1 pops c | 2 pops a, 2 pops b, 1 pops c, 2 pushes a, 3 pops a")
+    @Outcome(id = "3, 20, 1, 2, 0", expect = ACCEPTABLE, desc = "3 pops a, 2 pops b, 1 pops c, 2 pops -, 2 pushes b")
+    @Outcome(id = ".*, 1", expect = FORBIDDEN, desc = "every descriptor once, but no sequential order gives this result")
+    @Outcome(expect = FORBIDDEN, desc = "a descriptor popped twice or lost (ABA), a cycle, or a stranger")
+    @State
+    public static class TaggedThreeActors extends RealBase {
+        @Actor
+        public void pop1(final IIIII_Result r) {
+            r.r1 = pop();
+        }
+
+        @Actor
+        public void popPopPush2(final IIIII_Result r) {
+            r.r2 = popPopPush();
+        }
+
+        @Actor
+        public void pop3(final IIIII_Result r) {
+            r.r3 = pop();
+        }
+
+        @Arbiter
+        public void check(final IIIII_Result r) {
+            final long rest = drain();
+            r.r4 = (int) rest;
+            r.r5 = verdict(LINEARIZABLE_3, r.r1, r.r2, r.r3, rest);
+        }
+    }
+
+    /**
+     * A model of the descriptor stacks: the same push and pop over the {@code nextPartial} words of
+     * real descriptors, with the head in an {@link AtomicLong} (tag:32 | index:32 when tagged, the bare
+     * index otherwise). {@link #pop} can stall between reading the link and its CAS.
+     */
+    static final class ModelStack {
+        final Descriptors ds;
+        final boolean tagged;
+        final AtomicLong head = new AtomicLong();
+
+        ModelStack(final Descriptors ds, final boolean tagged) {
+            this.ds = ds;
+            this.tagged = tagged;
+        }
+
+        private long link(final int index) {
+            return ds.offset(index) + DescriptorLayout.NEXT_PARTIAL;
+        }
+
+        private long next(final long h, final int index) {
+            return tagged ? (((h >>> 32) + 1) << 32) | (index & 0xFFFF_FFFFL) : index & 0xFFFF_FFFFL;
+        }
+
+        void push(final int index) {
+            for (;;) {
+                final long h = head.get();
+                Words.sp(link(index), (int) h);
+                if (head.compareAndSet(h, next(h, index))) {
+                    return;
+                }
+            }
+        }
+
+        int pop(final int pauseSpins) {
+            for (;;) {
+                final long h = head.get();
+                final int index = (int) h;
+                if (index == 0) {
+                    return 0;
+                }
+                final int after = (int) Words.lp(link(index));
+                for (int i = 0; i < pauseSpins; i++) {
+                    Thread.onSpinWait(); // the stall of a preempted popper
+                }
+                if (head.compareAndSet(h, next(h, after))) {
+                    return index;
+                }
+            }
+        }
+
+        /** The contents top first as letters (without popping), or -1 if the walk exceeds 6. */
+        long rest(final ModelBase s) {
+            long rest = 0;
+            int n = 0;
+            for (int d = (int) head.get(); d != 0; d = (int) Words.lp(link(d))) {
+                if (++n > 6) {
+                    return -1;
+                }
+                rest = rest * 10 + s.letter(d);
+            }
+            return rest;
+        }
+    }
+
+
+    /** A state of the model tests: three descriptors of {@code ds}, stacked a, b, c. */
+    abstract static class ModelBase {
+        final Descriptors ds;
+        final ModelStack stack;
+        final int a;
+        final int b;
+        final int c;
+
+        ModelBase(final Descriptors ds, final boolean tagged) {
+            this.ds = ds;
+            this.stack = new ModelStack(ds, tagged);
+            this.a = ds.allocate();
+            this.b = ds.allocate();
+            this.c = ds.allocate();
+            stack.push(c);
+            stack.push(b);
+            stack.push(a);
+        }
+
+        int letter(final int index) {
+            return index == 0 ? 0 : index == a ? 1 : index == b ? 2 : index == c ? 3 : 9;
+        }
+
+        /** Actor 1: a pop that stalls between reading the link and its CAS. */
+        final void popStalled(final IIII_Result r) {
+            r.r1 = letter(stack.pop(PAUSE_SPINS));
+        }
+
+        /** Actor 2: pops x, pops y, pushes x back. */
+        final void popPopPush(final IIII_Result r) {
+            final int x = stack.pop(0);
+            final int y = stack.pop(0);
+            if (x != 0) {
+                stack.push(x);
+            }
+            r.r2 = 10 * letter(x) + letter(y);
+        }
+
+        final void arbiter(final IIII_Result r) {
+            final long rest = stack.rest(this);
+            r.r3 = (int) rest;
+            r.r4 = verdict(LINEARIZABLE_2, r.r1, r.r2, 0, rest);
+            ds.retire(a);
+            ds.retire(b);
+            ds.retire(c);
+        }
+    }
+
+    /**
+     * BROKEN on purpose: the model with an untagged head. Actor 1 reads head a and link b, stalls;
+     * actor 2 pops a, pops b, pushes a (a is on top again, now linked to c); actor 1's CAS sees a and
+     * installs b, which actor 2 holds: b is then both held and on the stack, and a, pushed back, is
+     * gone from it (though actor 1 returned it, so only the duplicate shows).
+     */
+    @JCStressTest
+    @Description("BROKEN: untagged model stack a,b,c: stalled pop || pop x, pop y, push x: ABA")
+    @Outcome(id = "1, 23, 2, 0", expect = ACCEPTABLE, desc = "1 pops a; 2 pops b, pops c, pushes b")
+    @Outcome(id = "2, 13, 1, 0", expect = ACCEPTABLE, desc = "2 pops a; 1 pops b; 2 pops c, pushes a")
+    @Outcome(id = "3, 12, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b; 1 pops c; 2 pushes a")
+    @Outcome(id = "1, 12, 3, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b, pushes a; 1 pops a")
+    @Outcome(id = "1, 12, 23, 2", expect = ACCEPTABLE_INTERESTING,
+            desc = "ABA: 1 read a->b and stalled; 2 popped a, popped b, pushed a; 1's CAS saw a and installed b: "
+                    + "b is held by 2 and on the stack")
+    @Outcome(id = ".*, [12]", expect = ACCEPTABLE_INTERESTING, desc = "another corruption caused by ABA")
+    @Outcome(expect = FORBIDDEN, desc = "not expected even from the untagged model")
+    @State
+    public static class BrokenUntaggedModel extends ModelBase {
+        static final Descriptors DS = new Descriptors();
+
+        public BrokenUntaggedModel() {
+            super(DS, false);
+        }
+
+        @Actor
+        public void pop1(final IIII_Result r) {
+            popStalled(r);
+        }
+
+        @Actor
+        public void popPopPush2(final IIII_Result r) {
+            popPopPush(r);
+        }
+
+        @Arbiter
+        public void check(final IIII_Result r) {
+            arbiter(r);
+        }
+    }
+
+    /**
+     * Control for the broken model: the same stalled pop, with a tagged head as in
+     * {@link Descriptors}. Nothing is corrupted: the stale CAS fails and retries.
+     */
+    @JCStressTest
+    @Description("tagged model stack a,b,c: stalled pop || pop x, pop y, push x: linearizable")
+    @Outcome(id = "1, 23, 2, 0", expect = ACCEPTABLE, desc = "1 pops a; 2 pops b, pops c, pushes b")
+    @Outcome(id = "2, 13, 1, 0", expect = ACCEPTABLE, desc = "2 pops a; 1 pops b; 2 pops c, pushes a")
+    @Outcome(id = "3, 12, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b; 1 pops c; 2 pushes a")
+    @Outcome(id = "1, 12, 3, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b, pushes a; 1 pops a")
+    @Outcome(expect = FORBIDDEN, desc = "a descriptor popped twice or lost (ABA: 1, 12, 23, 2), or a non-linearizable result")
+    @State
+    public static class TaggedModel extends ModelBase {
+        static final Descriptors DS = new Descriptors();
+
+        public TaggedModel() {
+            super(DS, true);
+        }
+
+        @Actor
+        public void pop1(final IIII_Result r) {
+            popStalled(r);
+        }
+
+        @Actor
+        public void popPopPush2(final IIII_Result r) {
+            popPopPush(r);
+        }
+
+        @Arbiter
+        public void check(final IIII_Result r) {
+            arbiter(r);
+        }
+    }
+}
