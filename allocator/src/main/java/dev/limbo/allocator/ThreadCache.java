@@ -133,10 +133,15 @@ public final class ThreadCache {
         quarantineNext = (quarantineNext + 1) % quarantine.length;
         allocator.poison(ptr);
         if (evicted != 0) {
-            final long owner = PageMap.owner(evicted >>> PageMap.PAGE_SHIFT);
-            allocator.verifyPoison(evicted, PageMap.sizeClass(owner));
-            push(evicted, PageMap.sizeClass(owner), PageMap.descriptor(owner));
+            releaseQuarantined(evicted);
         }
+    }
+
+    /** A block leaves quarantine: its poison must be intact, then it is freed for real. */
+    private void releaseQuarantined(final long ptr) {
+        final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
+        allocator.verifyPoison(ptr, PageMap.sizeClass(owner));
+        push(ptr, PageMap.sizeClass(owner), PageMap.descriptor(owner));
     }
 
     private int refill(final int sc) {
@@ -190,9 +195,7 @@ public final class ThreadCache {
                 final long ptr = quarantine[i];
                 if (ptr != 0) {
                     quarantine[i] = 0;
-                    final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
-                    allocator.verifyPoison(ptr, PageMap.sizeClass(owner));
-                    push(ptr, PageMap.sizeClass(owner), PageMap.descriptor(owner));
+                    releaseQuarantined(ptr);
                 }
             }
         }

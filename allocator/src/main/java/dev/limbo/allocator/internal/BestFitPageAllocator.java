@@ -1,5 +1,6 @@
 package dev.limbo.allocator.internal;
 
+import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Region;
 
 import java.util.concurrent.ConcurrentSkipListSet;
@@ -100,7 +101,7 @@ public final class BestFitPageAllocator {
      * Allocates a committed run of {@code pages} pages.
      *
      * @return the first page; {@link #isClean} tells whether the run's pages are all zero
-     * @throws dev.limbo.core.OffHeapOutOfMemoryError if the region or the commit limit is exhausted
+     * @throws OffHeapOutOfMemoryError if the region or the commit limit is exhausted
      */
     public long allocate(final long pages) {
         if (pages <= 0 || pages > PageMap.PAGES) {
@@ -122,7 +123,7 @@ public final class BestFitPageAllocator {
             setRun(best.start, pages);
             try {
                 commit(best.start, pages);
-            } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+            } catch (final OffHeapOutOfMemoryError e) {
                 release(best.start, pages); // the run is out of the tree: put it back, or it is lost
                 throw e;
             }
@@ -216,7 +217,7 @@ public final class BestFitPageAllocator {
         final long offset;
         try {
             offset = region.claim(claim * PageMap.PAGE, PageMap.PAGE);
-        } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+        } catch (final OffHeapOutOfMemoryError e) {
             if (claim == pages) {
                 throw e;
             }
@@ -258,7 +259,7 @@ public final class BestFitPageAllocator {
             }
             try {
                 region.commit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
-            } catch (final dev.limbo.core.OffHeapOutOfMemoryError e) {
+            } catch (final OffHeapOutOfMemoryError e) {
                 trim();
                 region.commit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
             }

@@ -1,6 +1,7 @@
 package dev.limbo.allocator.internal;
 
 import dev.limbo.core.Layouts;
+import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Region;
 import dev.limbo.core.Words;
 
@@ -96,7 +97,7 @@ public final class Descriptors {
         final int chunk = carvedChunks.getAndIncrement();
         if (chunk >= chunks.length) {
             carvedChunks.decrementAndGet();
-            throw new dev.limbo.core.OffHeapOutOfMemoryError("descriptor table full: " + chunks.length * CHUNK
+            throw new OffHeapOutOfMemoryError("descriptor table full: " + chunks.length * CHUNK
                     + " descriptors; raise -D" + Region.SIZE_PROPERTY + " or -D" + PageMap.PAGE_SHIFT_PROPERTY);
         }
         final Region region = Region.global();
