@@ -1,0 +1,58 @@
+package dev.limbo.reclaim;
+
+/**
+ * Schemes {@code ebr} and {@code ebr-af}: Fraser's epoch-based reclamation (Fraser, "Practical
+ * lock-freedom", 2004, §5.2.3; as described in the DEBRA paper §3 and the Stamp-it report §3.4),
+ * with per-thread limbo bags instead of Fraser's shared ones.
+ *
+ * <pre>{@code
+ * Implementation notes (the shared epoch machinery, ordering numbers and safety argument are in
+ * EpochDomain)
+ *
+ * pin (outermost): amortized free (ebr-af), then read E (1); if it is new, free the bags stamped at
+ * most E - 3; announce E (2) and fence (3). Every scanThreshold-th pin (default 100, the Stamp-it
+ * report's) scans ALL threads' announcements (4), and if each is quiescent or at E, advances E
+ * with an exact CAS (5). unpin: release store of the quiescent announcement (6).
+ *
+ * Cost: O(1) per pin plus an O(n) scan every 100 pins, and one full fence per pin.
+ * Progress: pin, unpin, protect and retire are wait-free; freeing is bounded by the bag sizes.
+ * Garbage bound: unbounded while a thread stays pinned (see the stalled-thread test).
+ * ABA: a record is reused only after the grace period, so no pinned thread holds it.
+ * }</pre>
+ */
+final class FraserEbr extends EpochDomain {
+
+    FraserEbr(final Builder b) {
+        super(b);
+    }
+
+    @Override
+    Guard newGuard(final int id) {
+        return new EbrGuard(this, id);
+    }
+
+    private static final class EbrGuard extends EpochGuard {
+
+        private final FraserEbr ebr;
+        private int entries;
+
+        EbrGuard(final FraserEbr domain, final int id) {
+            super(domain, id);
+            this.ebr = domain;
+        }
+
+        @Override
+        void enter() {
+            freeSome();
+            final long e = globalEpoch(); // (1)
+            observe(e);
+            announce(e); // (2), (3)
+            if (++entries >= ebr.scanThreshold) {
+                entries = 0;
+                if (ebr.everyoneAt(e)) { // (4)
+                    ebr.advance(this, e); // (5)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package dev.limbo.reclaim;
+
+import dev.limbo.core.Words;
+import dev.limbo.reclaim.internal.BlockBag;
+import dev.limbo.reclaim.internal.BlockLayout;
+import dev.limbo.reclaim.internal.BlockSource;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Locale;
+
+/**
+ * A thread's pinned section of a {@link ReclaimDomain}: obtained from {@link ReclaimDomain#pin()},
+ * closed by try-with-resources. While it is open, pointers read through {@link #protect} stay
+ * valid (not freed, not reused) and nodes unlinked by the caller are handed over with
+ * {@link #retire}.
+ *
+ * <pre>{@code
+ * try (Guard g = domain.pin()) {
+ *     long node = g.protect(0, head + NEXT);      // read head.next and keep its target safe
+ *     ...
+ *     if (Words.cas(head + NEXT, node, next)) {
+ *         g.retire(node);                         // freed once no thread can still reach it
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>A guard belongs to the thread that pinned it, and each thread has one guard per domain:
+ * pinning again while pinned returns the same guard with a deeper nesting count, and the section
+ * ends when the outermost {@code close()} runs. Guards are reused, so pinning allocates nothing.
+ * A guard must not be used after its outermost {@code close()} ({@link IllegalStateException}), nor
+ * by another thread (debug mode checks this).
+ *
+ * <p>Slots: {@link #protect} and {@link #protectIfEqual} take a slot index below the domain's
+ * {@link ReclaimDomain#slots()}; protecting a pointer in a slot releases the slot's previous
+ * pointer (for hazard pointers; the epoch schemes protect everything until the section ends).
+ * Pointers may carry mark bits in their low 3 bits: they are protected as the pointer without marks.
+ */
+public abstract class Guard implements AutoCloseable {
+
+    /** Low pointer bits that structures may use as marks; protection ignores them. */
+    public static final long MARK_BITS = 7;
+
+    private static final VarHandle RETIRED;
+    private static final VarHandle FREED;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RETIRED = lookup.findVarHandle(Guard.class, "retired", long.class).withInvokeExactBehavior();
+            FREED = lookup.findVarHandle(Guard.class, "freed", long.class).withInvokeExactBehavior();
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final ReclaimDomain domain;
+    /** This thread's participant id: the index of its announcement and hazard slots. */
+    final int id;
+    final Thread owner;
+    /** Offset of this thread's row in the domain's per-thread slot table. */
+    final long row;
+    final BlockSource blocks;
+    /** The pool's per-thread bag of free records. */
+    final BlockBag pool;
+    /** Amortized free: records known safe, freed a few per pin. */
+    final BlockBag freeable;
+    final long[] scratch = new long[BlockLayout.CAPACITY];
+    int nesting;
+    /** Amortized free: records freed per outermost pin (adapts when the domain says so). */
+    int freesPerPin;
+    /** Set when the thread's participant id was released; the guard is then never used again. */
+    boolean released;
+    @SuppressWarnings("unused") // accessed through RETIRED
+    private long retired;
+    @SuppressWarnings("unused") // accessed through FREED
+    private long freed;
+
+    Guard(final ReclaimDomain domain, final int id) {
+        this.domain = domain;
+        this.id = id;
+        this.owner = Thread.currentThread();
+        this.row = domain.slotTable.slot(id);
+        this.blocks = new BlockSource(domain.allocator);
+        this.pool = new BlockBag(blocks);
+        this.freeable = new BlockBag(blocks);
+        this.freesPerPin = domain.freesPerPin;
+    }
+
+    /**
+     * Reads the pointer stored at region offset {@code address} and protects its target, in
+     * {@code slot}, until the slot is reused or the section ends. Returns the word read, marks
+     * included.
+     */
+    public abstract long protect(int slot, long address);
+
+    /**
+     * Protects {@code expected} in {@code slot} if the word at {@code address} still equals it
+     * (marks included), for traversals that already read the word: returns whether it did.
+     */
+    public abstract boolean protectIfEqual(int slot, long address, long expected);
+
+    /**
+     * Hands over a node that the caller unlinked: it is freed once no thread can hold a reference
+     * to it. Retire each node exactly once, after it is unreachable from the structure.
+     */
+    public abstract void retire(long ptr);
+
+    /** A record of the domain's {@linkplain ReclaimDomain#recordBytes() size}, from the pool. */
+    public final long allocate() {
+        checkOwner();
+        return domain.pool.allocate(pool);
+    }
+
+    /** Ends the section if this is the outermost close. */
+    @Override
+    public final void close() {
+        checkOwner();
+        if (nesting <= 0) {
+            throw new IllegalStateException("guard closed more often than pinned");
+        }
+        if (--nesting == 0) {
+            exit();
+        }
+    }
+
+    /** The nesting depth: 0 when the thread is not pinned. */
+    public final int depth() {
+        return nesting;
+    }
+
+    /** Outermost pin: announce the section (called with nesting already 1). */
+    abstract void enter();
+
+    /** Outermost close: leave the section. */
+    abstract void exit();
+
+    /** Checks a slot index and that the section is open; returns the slot's region offset. */
+    final long slotAddress(final int slot) {
+        if (slot < 0 || slot >= domain.slots) {
+            throw new IndexOutOfBoundsException(String.format(Locale.ROOT,
+                    "slot %d out of range [0, %d): the domain was built with slots(%d)", slot, domain.slots, domain.slots));
+        }
+        checkPinned();
+        return row + ReclaimDomain.HAZARDS + (long) slot * Long.BYTES;
+    }
+
+    final void checkPinned() {
+        if (nesting <= 0) {
+            throw new IllegalStateException("guard used outside its pinned section (after its outermost close)");
+        }
+        checkOwner();
+    }
+
+    final void checkOwner() {
+        if (domain.debug && Thread.currentThread() != owner) {
+            throw new IllegalStateException("guard of thread '" + owner.getName() + "' used by thread '"
+                    + Thread.currentThread().getName() + "'");
+        }
+    }
+
+    /** Counts a retire and runs the debug checks; every scheme's {@link #retire} calls it first. */
+    final void noteRetire(final long ptr) {
+        checkPinned();
+        if (ptr == 0 || (ptr & MARK_BITS) != 0) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "cannot retire 0x%x: not a record pointer (null or marked)", ptr));
+        }
+        if (domain.debug) {
+            domain.debugRetire(ptr);
+        }
+        RETIRED.setOpaque(this, (long) RETIRED.getOpaque(this) + 1);
+    }
+
+    /** Records in {@code safe} can no longer be reached: free them, now or amortized. */
+    final void release(final BlockBag safe) {
+        if (safe.isEmpty()) {
+            return;
+        }
+        if (domain.amortized) {
+            safe.moveAllTo(freeable);
+            return;
+        }
+        final long n = safe.size();
+        if (domain.debug) {
+            domain.debugFreeing(safe);
+        }
+        domain.pool.freeAll(pool, blocks, safe, scratch);
+        FREED.setOpaque(this, (long) FREED.getOpaque(this) + n);
+    }
+
+    /**
+     * Amortized free (Token-EBR paper §3.3): frees up to {@link #freesPerPin} records from the
+     * freeable list. Called at the start of an outermost pin, before the thread announces itself,
+     * so that freeing never delays other threads' epoch advance.
+     */
+    final void freeSome() {
+        final BlockBag list = freeable;
+        if (list.isEmpty()) {
+            return;
+        }
+        int n = freesPerPin;
+        long done = 0;
+        while (n-- > 0) {
+            final long ptr = list.pop();
+            if (ptr == 0) {
+                break;
+            }
+            if (domain.debug) {
+                domain.debugFreeing(ptr);
+            }
+            domain.pool.free(pool, blocks, ptr, scratch);
+            done++;
+        }
+        FREED.setOpaque(this, (long) FREED.getOpaque(this) + done);
+    }
+
+    /**
+     * Adaptive amortized free (the artifact's DEAMORTIZE_ADAPTIVELY): called when a new safe batch
+     * arrives; one more free per pin while a block's worth is left over, one fewer when nothing is.
+     */
+    final void adaptFreesPerPin() {
+        if (!domain.adaptive) {
+            return;
+        }
+        final long left = freeable.size();
+        if (left >= BlockLayout.CAPACITY) {
+            freesPerPin++;
+        } else if (left == 0 && freesPerPin > 1) {
+            freesPerPin--;
+        }
+    }
+
+    /** Frees the whole freeable list now (flush). */
+    final void freeAllFreeable() {
+        final long n = freeable.size();
+        if (n == 0) {
+            return;
+        }
+        if (domain.debug) {
+            domain.debugFreeing(freeable);
+        }
+        domain.pool.freeAll(pool, blocks, freeable, scratch);
+        FREED.setOpaque(this, (long) FREED.getOpaque(this) + n);
+    }
+
+    long retiredCount() {
+        return (long) RETIRED.getOpaque(this);
+    }
+
+    long freedCount() {
+        return (long) FREED.getOpaque(this);
+    }
+
+    /** Clears a slot word (hazard or announcement) with a release store. */
+    static void clear(final long address) {
+        Words.sr(address, 0L);
+    }
+}

@@ -1,0 +1,199 @@
+package dev.limbo.reclaim;
+
+import dev.limbo.core.Participants;
+import dev.limbo.core.Words;
+import dev.limbo.reclaim.internal.BlockBag;
+
+import java.util.Arrays;
+
+/**
+ * Scheme {@code hp}: Michael's hazard pointers (Michael, "Hazard pointers: safe memory reclamation
+ * for lock-free objects", IEEE TPDS 15(6), 2004, §3; the Stamp-it report §3.2 for the
+ * protect/validate loop and the threshold).
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * State: per thread, K = slots() single-writer hazard words in its 128-byte-padded row, and a
+ * private list of retired records. R = 2 * K * n + B (the report's A = 2, B = scanThreshold = 100),
+ * n = Participants.highWater().
+ *
+ * protect(slot, address): p = load(address) (1); loop { publish p without mark bits in the slot
+ * (2); full fence (3); q = load(address) (1); if q equals p without marks, return q; p = q }.
+ * protectIfEqual(slot, address, expected): publish (2), fence (3), return load(address) == expected.
+ * unpin: release-clear (6) the slots used in the section.
+ * retire: append to the private list; when it holds R records more than after the last scan, scan.
+ * scan: adopt orphaned lists; full fence (4); acquire-load (5) every thread's slots into an array;
+ * sort; free each retired record that is not in it (binary search), keep the rest.
+ *
+ * Invariant: a record published in a slot before it was unlinked, and still published, is never
+ * freed. Safety: the publish (2) + fence (3) + re-validation (1) on one side and unlink + fence (4)
+ * + slot load (5) on the other are the store-buffering pair: if the validation saw the record still
+ * linked, the scan, which follows the unlink, sees the slot. (The jcstress HazardPublishVsScanTest
+ * shows a scan missing the slot without the fence.)
+ *
+ * Memory ordering: (1) acquire loads of shared pointers; pair with the release/CAS that published
+ * the node. (2) opaque store of the hazard, (3) full fence. (4) full fence at the start of a scan,
+ * (5) acquire loads of the slots. (6) release store of 0 when a section ends: the section's reads
+ * happen-before a scan that sees the slot cleared.
+ *
+ * Progress: protect is lock-free (it retries only when the pointer changed); retire is wait-free
+ * with an O(R log H) scan amortized over R retires, H = K * n.
+ * Garbage bound: after a scan a thread keeps at most H records (the protected ones), so it holds
+ * at most H + R retired records at any time, even while other threads stall: n * (H + R) in all.
+ * ABA: a record stays allocated while a hazard names it, so a validated pointer cannot be a reused
+ * record; protectIfEqual compares the full word, marks included.
+ * Thread exit: a departed thread's list becomes an orphan adopted by the next scan of any thread.
+ * }</pre>
+ */
+final class HazardPointers extends ReclaimDomain {
+
+    HazardPointers(final Builder b) {
+        super(b);
+    }
+
+    @Override
+    Guard newGuard(final int id) {
+        return new HpGuard(this, id);
+    }
+
+    @Override
+    void flush(final Guard g) {
+        ((HpGuard) g).scan();
+    }
+
+    @Override
+    void abandon(final Guard guard) {
+        final HpGuard g = (HpGuard) guard;
+        if (!g.retiredList.isEmpty()) {
+            orphans.offer(new Orphan(0, takeAll(g, g.retiredList)));
+        }
+        g.releaseBlocks();
+    }
+
+    @Override
+    void drainRetired(final Guard guard, final Guard sink) {
+        final HpGuard g = (HpGuard) guard;
+        g.retiredList.moveAllTo(sink.pool);
+        g.releaseBlocks();
+    }
+
+    @Override
+    long advances() {
+        return 0;
+    }
+
+    /** The scan threshold R for {@code n} threads. */
+    long threshold(final int n) {
+        return 2L * slots * n + scanThreshold;
+    }
+
+    private static final class HpGuard extends Guard {
+
+        private final HazardPointers hp;
+        final BlockBag retiredList;
+        private final BlockBag kept;
+        private final BlockBag safe;
+        private long[] hazards = new long[0];
+        private long nextScan;
+        /** Bit s set: slot s was published in this section. */
+        private int used;
+
+        HpGuard(final HazardPointers domain, final int id) {
+            super(domain, id);
+            this.hp = domain;
+            this.retiredList = new BlockBag(blocks);
+            this.kept = new BlockBag(blocks);
+            this.safe = new BlockBag(blocks);
+            this.nextScan = domain.threshold(Participants.highWater());
+        }
+
+        @Override
+        void enter() {
+            freeSome();
+        }
+
+        /** Recycles the empty blocks of the scan bags (the thread left or the domain closes). */
+        void releaseBlocks() {
+            retiredList.releaseBlocks();
+            kept.releaseBlocks();
+            safe.releaseBlocks();
+        }
+
+        @Override
+        void exit() {
+            int u = used;
+            used = 0;
+            while (u != 0) {
+                final int s = Integer.numberOfTrailingZeros(u);
+                u &= u - 1;
+                clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES); // (6)
+            }
+        }
+
+        @Override
+        public long protect(final int slot, final long address) {
+            final long hazard = slotAddress(slot);
+            used |= 1 << slot;
+            long p = Words.la(address); // (1)
+            while (true) {
+                Words.opaqueStore(hazard, p & ~MARK_BITS); // (2)
+                Words.fullFence(); // (3)
+                final long q = Words.la(address); // (1)
+                if ((q & ~MARK_BITS) == (p & ~MARK_BITS)) {
+                    return q;
+                }
+                p = q;
+            }
+        }
+
+        @Override
+        public boolean protectIfEqual(final int slot, final long address, final long expected) {
+            final long hazard = slotAddress(slot);
+            used |= 1 << slot;
+            Words.opaqueStore(hazard, expected & ~MARK_BITS); // (2)
+            Words.fullFence(); // (3)
+            return Words.la(address) == expected; // (1)
+        }
+
+        @Override
+        public void retire(final long ptr) {
+            noteRetire(ptr);
+            retiredList.add(ptr);
+            if (retiredList.size() >= nextScan) {
+                scan();
+            }
+        }
+
+        /** Frees every retired record that no hazard slot names. */
+        void scan() {
+            for (ReclaimDomain.Orphan o; (o = hp.orphans.poll()) != null; ) {
+                o.bag().moveAllTo(retiredList);
+            }
+            hp.scans.incrementAndGet();
+            Words.fullFence(); // (4)
+            final int n = Participants.highWater();
+            final int k = hp.slots;
+            if (hazards.length < n * k) {
+                hazards = new long[Math.max(n * k, 2 * hazards.length)];
+            }
+            int h = 0;
+            for (int id = 0; id < n; id++) {
+                final long base = hp.slotTable.slot(id) + ReclaimDomain.HAZARDS;
+                for (int s = 0; s < k; s++) {
+                    final long v = Words.la(base + (long) s * Long.BYTES); // (5)
+                    if (v != 0) {
+                        hazards[h++] = v;
+                    }
+                }
+            }
+            Arrays.sort(hazards, 0, h);
+            for (long ptr; (ptr = retiredList.pop()) != 0; ) {
+                (Arrays.binarySearch(hazards, 0, h, ptr) >= 0 ? kept : safe).add(ptr);
+            }
+            kept.moveAllTo(retiredList);
+            release(safe);
+            nextScan = retiredList.size() + hp.threshold(n);
+        }
+    }
+}

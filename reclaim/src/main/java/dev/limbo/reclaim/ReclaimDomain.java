@@ -1,0 +1,535 @@
+package dev.limbo.reclaim;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Participants;
+import dev.limbo.core.PerThreadSlots;
+import dev.limbo.reclaim.internal.BlockBag;
+import dev.limbo.reclaim.internal.BlockLayout;
+import dev.limbo.reclaim.internal.RecordPool;
+
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.ValueLayout;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * A reclamation domain: the memory-safety context of one data structure, or of several that share
+ * it. The structure allocates its nodes through the domain, reads shared pointers through
+ * {@link Guard#protect}, and hands unlinked nodes to {@link Guard#retire}; the scheme decides when
+ * they are freed. A structure never knows which scheme it has (DEBRA's Record Manager):
+ *
+ * <pre>{@code
+ * ReclaimDomain domain = ReclaimDomain.builder(Scheme.DEBRA)   // the one line that picks the scheme
+ *         .allocator(allocator).recordBytes(32).slots(3).build();
+ * }</pre>
+ *
+ * <p>Layers: reclaimer (the scheme) → amortized free (optional) → pool → allocator. The pool is
+ * DEBRA's: per-thread bags of 256-pointer blocks in front of a shared lock-free stack of blocks,
+ * in front of the {@link LimboAllocator}; beyond a bounded cache, freed records go back to the
+ * allocator in batches.
+ *
+ * <p>Threads: each thread gets a {@link Guard} per domain, found through a {@link ThreadLocal} and
+ * indexed by its {@linkplain Participants participant id}. When a thread dies or closes its id,
+ * its retired nodes are handed to the domain (as "orphans" that wait for their grace period or the
+ * next scan) and its pooled records to the shared pool: nothing leaks across thread churn.
+ *
+ * <p>Escape hatch: {@link #allocateExclusive} and {@link #freeExclusive} bypass the scheme, for
+ * single-threaded construction and teardown, when no other thread can reach the records.
+ *
+ * <p>{@link #close()} frees everything the domain holds (retired nodes, pools, tables); it must
+ * run when no thread uses the domain any more. Later {@link #pin()} calls throw.
+ */
+public abstract class ReclaimDomain implements AutoCloseable {
+
+    /** Offset of the announcement word in a thread's slot row. */
+    static final long ANNOUNCE = 0;
+    /** Offset of the first hazard slot in a thread's slot row. */
+    static final long HAZARDS = Long.BYTES;
+    /** The most slots a guard may have. */
+    public static final int MAX_SLOTS = 15;
+
+    final Scheme scheme;
+    final LimboAllocator allocator;
+    final long recordBytes;
+    final int slots;
+    final boolean debug;
+    final boolean amortized;
+    final boolean adaptive;
+    final int freesPerPin;
+    final int minCalls;
+    final int scanThreshold;
+    final RecordPool pool;
+    final PerThreadSlots slotTable;
+    private final long slotMemory;
+    private final ThreadLocal<Guard> local = new ThreadLocal<>();
+    final AtomicReferenceArray<Guard> guards = new AtomicReferenceArray<>(Participants.CAPACITY);
+    /** Retired nodes of departed threads: an epoch stamp (or 0) and a bag. */
+    final ConcurrentLinkedQueue<Orphan> orphans = new ConcurrentLinkedQueue<>();
+    final AtomicLong scans = new AtomicLong();
+    private final AtomicLong departedRetired = new AtomicLong();
+    private final AtomicLong departedFreed = new AtomicLong();
+    private final ConcurrentHashMap<Long, Boolean> debugRetired;
+    private final AutoCloseable releaseHook;
+    private volatile boolean closed;
+
+    /** Retired records of a departed thread, safe once the domain passes {@code stamp}. */
+    record Orphan(long stamp, BlockBag bag) {
+    }
+
+    ReclaimDomain(final Builder b) {
+        this.scheme = b.scheme;
+        this.allocator = b.allocator;
+        this.recordBytes = b.recordBytes;
+        this.slots = b.slots;
+        this.debug = b.debug;
+        this.amortized = b.scheme.amortized();
+        this.adaptive = b.adaptive;
+        this.freesPerPin = b.freesPerPin;
+        this.minCalls = b.minCalls;
+        this.scanThreshold = b.scanThreshold;
+        final long localRecords = b.debug ? 0 : b.poolRecords;
+        this.pool = new RecordPool(allocator, recordBytes, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
+        final MemoryLayout[] row = {ValueLayout.JAVA_LONG.withName("announce"),
+                MemoryLayout.sequenceLayout(slots, ValueLayout.JAVA_LONG).withName("hazards")};
+        this.slotMemory = allocator.allocateZeroed(PerThreadSlots.bytesFor(row));
+        this.slotTable = new PerThreadSlots(slotMemory, row);
+        this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
+        this.releaseHook = Participants.onRelease(this::departed);
+    }
+
+    /** A builder for a domain of {@code scheme}. */
+    public static Builder builder(final Scheme scheme) {
+        return new Builder(scheme);
+    }
+
+    /** A builder for the scheme with id {@code schemeId} ({@code none}, {@code ebr}, {@code debra}, ...). */
+    public static Builder builder(final String schemeId) {
+        return new Builder(Scheme.of(schemeId));
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    /**
+     * Enters a section (re-entrant) and returns the calling thread's guard; close it with
+     * try-with-resources. Allocation-free after the thread's first call.
+     *
+     * @throws IllegalStateException if the domain is closed
+     */
+    public final Guard pin() {
+        Guard g = local.get();
+        if (g == null || g.released) {
+            g = register();
+        }
+        if (g.nesting++ == 0) {
+            if (closed) {
+                g.nesting = 0;
+                throw closedException();
+            }
+            g.enter();
+        } else {
+            g.checkOwner();
+        }
+        return g;
+    }
+
+    /**
+     * Frees whatever is reclaimable now: adopts the leftovers of terminated threads, tries to end
+     * grace periods (advancing the epoch while every thread is quiescent) or scans hazard
+     * pointers, and frees the calling thread's safe records, amortized ones included. After every
+     * thread has stopped using the domain (terminated, or called flush itself), a flush frees
+     * every retired node (except with {@code none}).
+     *
+     * @throws IllegalStateException if the calling thread is pinned, or the domain is closed
+     */
+    public final void flush() {
+        if (closed) {
+            throw closedException();
+        }
+        Guard g = local.get();
+        if (g == null || g.released) {
+            g = register();
+        }
+        if (g.nesting != 0) {
+            throw new IllegalStateException("flush() inside a pinned section: close the guard first");
+        }
+        Participants.reapTerminated();
+        flush(g);
+        g.freeAllFreeable();
+    }
+
+    /** A snapshot of the counters. */
+    public final ReclaimStats stats() {
+        long retired = departedRetired.get();
+        long freed = departedFreed.get();
+        for (int i = 0; i < guards.length(); i++) {
+            final Guard g = guards.get(i);
+            if (g != null) {
+                retired += g.retiredCount();
+                freed += g.freedCount();
+            }
+        }
+        return new ReclaimStats(scheme.id(), retired, freed, retired - freed, advances(), scans.get(),
+                pool.sharedRecords());
+    }
+
+    /** Allocates a record outside any section, bypassing the pool: construction only. */
+    public final long allocateExclusive() {
+        checkOpen();
+        return allocator.allocate(recordBytes);
+    }
+
+    /**
+     * Frees a record at once, bypassing the scheme: only when no other thread can reach it (a
+     * structure's teardown, or a node that was never published).
+     */
+    public final void freeExclusive(final long ptr) {
+        checkOpen();
+        if (debug) {
+            debugRetired.remove(ptr);
+        }
+        allocator.free(ptr);
+    }
+
+    /** The scheme. */
+    public final Scheme scheme() {
+        return scheme;
+    }
+
+    /** The size of the records the pool hands out. */
+    public final long recordBytes() {
+        return recordBytes;
+    }
+
+    /** The number of protection slots per guard. */
+    public final int slots() {
+        return slots;
+    }
+
+    /** The allocator the records come from. */
+    public final LimboAllocator allocator() {
+        return allocator;
+    }
+
+    /**
+     * Checks that guards have at least {@code needed} slots; structures call it when they are
+     * built over a domain.
+     *
+     * @throws IllegalArgumentException if they have fewer
+     */
+    public final void requireSlots(final int needed) {
+        if (needed > slots) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "the structure needs %d protection slots per guard; the domain has %d (builder.slots(%d))",
+                    needed, slots, needed));
+        }
+    }
+
+    /** Whether {@link #close()} ran. */
+    public final boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Frees every record the domain holds: retired nodes of all threads (except with {@code none},
+     * which never tracks them), pooled records, blocks and tables. Call it only when no thread uses
+     * the domain any more. Idempotent.
+     */
+    @Override
+    public final synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            releaseHook.close();
+        } catch (final Exception e) {
+            throw new IllegalStateException(e);
+        }
+        Guard sink = null;
+        for (int i = 0; i < guards.length(); i++) {
+            final Guard g = guards.getAndSet(i, null);
+            if (g != null) {
+                g.released = true;
+                if (sink == null) {
+                    sink = g;
+                } else {
+                    drainInto(g, sink);
+                }
+            }
+        }
+        if (sink != null) {
+            drainInto(sink, sink);
+            for (Orphan o; (o = orphans.poll()) != null; ) {
+                o.bag().moveAllTo(sink.pool);
+            }
+            pool.drain(sink.pool, sink.blocks, sink.scratch);
+            sink.blocks.close();
+        }
+        allocator.free(slotMemory);
+        freeSchemeMemory();
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "%s[slots=%d, record=%d B%s]", scheme.id(), slots, recordBytes,
+                debug ? ", debug" : "");
+    }
+
+    // ---------------------------------------------------------------- for the schemes
+
+    /** A new guard for the calling thread, holding participant id {@code id}. */
+    abstract Guard newGuard(int id);
+
+    /** Scheme part of {@link #flush()}: end grace periods or scan, free {@code g}'s safe records. */
+    abstract void flush(Guard g);
+
+    /**
+     * A departed thread's guard: hand its retired records to {@link #orphans} (stamped as the
+     * scheme needs) and clear its announcement. Runs while no thread uses the guard.
+     */
+    abstract void abandon(Guard g);
+
+    /** Teardown: moves every record that {@code g} still tracks into {@code sink}'s pool bag. */
+    abstract void drainRetired(Guard g, Guard sink);
+
+    /** Epoch advances so far; 0 for schemes without epochs. */
+    abstract long advances();
+
+    /** Frees scheme-specific off-heap memory at close (the epoch word). */
+    void freeSchemeMemory() {
+    }
+
+    /**
+     * Frees orphans whose stamp is at most {@code safeStamp} through {@code g} (their bags move
+     * into {@code g}'s free path).
+     */
+    final void reclaimOrphans(final Guard g, final long safeStamp) {
+        if (orphans.isEmpty()) {
+            return;
+        }
+        final int n = orphans.size();
+        for (int i = 0; i < n; i++) {
+            final Orphan o = orphans.poll();
+            if (o == null) {
+                return;
+            }
+            if (o.stamp() <= safeStamp) {
+                g.release(o.bag());
+            } else {
+                orphans.offer(o);
+            }
+        }
+    }
+
+    /** Records in orphaned bags (approximate under concurrency). */
+    final long orphanedRecords() {
+        long n = 0;
+        for (final Orphan o : orphans) {
+            n += o.bag().size();
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------- debug checks
+
+    final void debugRetire(final long ptr) {
+        allocator.usableSize(ptr); // throws for a pointer the allocator does not hold
+        if (debugRetired.putIfAbsent(ptr, Boolean.TRUE) != null) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "0x%x retired twice: a node must be retired exactly once, after it is unlinked", ptr));
+        }
+    }
+
+    final void debugFreeing(final long ptr) {
+        debugRetired.remove(ptr);
+    }
+
+    final void debugFreeing(final BlockBag bag) {
+        bag.forEach(debugRetired::remove);
+    }
+
+    // ---------------------------------------------------------------- threads
+
+    private Guard register() {
+        if (closed) {
+            throw closedException();
+        }
+        final int id = Participants.current();
+        final Guard g = newGuard(id);
+        guards.set(id, g);
+        local.set(g);
+        return g;
+    }
+
+    /** Participants release hook: the thread holding {@code id} died or closed its id. */
+    private synchronized void departed(final int id) {
+        if (closed) {
+            return;
+        }
+        final Guard g = guards.getAndSet(id, null);
+        if (g == null) {
+            return;
+        }
+        g.released = true;
+        abandon(g);
+        Guard.clear(g.row + ANNOUNCE);
+        for (int s = 0; s < slots; s++) {
+            Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES);
+        }
+        if (!g.freeable.isEmpty()) {
+            orphans.offer(new Orphan(Long.MIN_VALUE, takeAll(g, g.freeable)));
+        }
+        g.freeable.releaseBlocks();
+        pool.release(g.pool, g.blocks, g.scratch);
+        g.blocks.close();
+        departedRetired.addAndGet(g.retiredCount());
+        departedFreed.addAndGet(g.freedCount());
+    }
+
+    /** A fresh bag holding all of {@code bag}'s records (for handing a departed thread's bag on). */
+    static BlockBag takeAll(final Guard g, final BlockBag bag) {
+        final BlockBag moved = new BlockBag(g.blocks);
+        bag.moveAllTo(moved);
+        return moved;
+    }
+
+    private void drainInto(final Guard g, final Guard sink) {
+        drainRetired(g, sink);
+        g.freeable.moveAllTo(sink.pool);
+        g.freeable.releaseBlocks();
+        if (g != sink) {
+            g.pool.moveAllTo(sink.pool);
+            g.pool.releaseBlocks();
+            g.blocks.close();
+        }
+    }
+
+    final void checkOpen() {
+        if (closed) {
+            throw closedException();
+        }
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException("reclamation domain " + this + " is closed");
+    }
+
+    // ---------------------------------------------------------------- builder
+
+    /** Settings of a domain; every one has a default except the allocator's records' size. */
+    public static final class Builder {
+
+        private final Scheme scheme;
+        private LimboAllocator allocator;
+        private long recordBytes;
+        private int slots = 4;
+        private boolean debug;
+        private boolean adaptive;
+        private int freesPerPin = 1;
+        private int minCalls = 100;
+        private int scanThreshold = 100;
+        private long poolRecords = 2L * BlockLayout.CAPACITY;
+        private int sharedBlocks = 64;
+
+        Builder(final Scheme scheme) {
+            this.scheme = Objects.requireNonNull(scheme, "scheme");
+        }
+
+        /** The allocator records come from (default: a new checked {@link LimboAllocator}). */
+        public Builder allocator(final LimboAllocator allocator) {
+            this.allocator = Objects.requireNonNull(allocator, "allocator");
+            return this;
+        }
+
+        /** The size of the structure's nodes: what {@link Guard#allocate()} returns. Required. */
+        public Builder recordBytes(final long bytes) {
+            if (bytes < Long.BYTES || bytes > 16384) {
+                throw new IllegalArgumentException("record size must be in [8, 16384] bytes, was " + bytes);
+            }
+            this.recordBytes = bytes;
+            return this;
+        }
+
+        /** Protection slots per guard, 1..15 (default 4). */
+        public Builder slots(final int n) {
+            if (n < 1 || n > MAX_SLOTS) {
+                throw new IllegalArgumentException("slots must be in [1, " + MAX_SLOTS + "], was " + n);
+            }
+            this.slots = n;
+            return this;
+        }
+
+        /**
+         * Debug mode: guards check their owner thread, a node retired twice or not from the
+         * allocator throws, and the pool is bypassed so the allocator's debug mode (poison,
+         * quarantine) sees every freed record.
+         */
+        public Builder debug(final boolean on) {
+            this.debug = on;
+            return this;
+        }
+
+        /** Amortized free: records freed per pin (default 1, the paper's). */
+        public Builder freesPerPin(final int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("frees per pin must be at least 1, was " + n);
+            }
+            this.freesPerPin = n;
+            return this;
+        }
+
+        /** Amortized free: adapt the frees per pin to the backlog (default off). */
+        public Builder adaptive(final boolean on) {
+            this.adaptive = on;
+            return this;
+        }
+
+        /** DEBRA: operations between epoch advances by one thread, at least (default 100). */
+        public Builder minCalls(final int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("minCalls must be at least 1, was " + n);
+            }
+            this.minCalls = n;
+            return this;
+        }
+
+        /**
+         * EBR: pins between advance attempts (default 100). HP: the constant B of the scan
+         * threshold R = 2 * slots * threads + B (default 100).
+         */
+        public Builder scanThreshold(final int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("scan threshold must be at least 1, was " + n);
+            }
+            this.scanThreshold = n;
+            return this;
+        }
+
+        /**
+         * Pool sizes: free records kept per thread (default 512) and blocks of 256 in the shared
+         * stack (default 64); beyond them, records go back to the allocator. 0 records: no pool.
+         */
+        public Builder pool(final long perThreadRecords, final int sharedBlocks) {
+            if (perThreadRecords < 0 || sharedBlocks < 0) {
+                throw new IllegalArgumentException("pool sizes must not be negative");
+            }
+            this.poolRecords = perThreadRecords;
+            this.sharedBlocks = sharedBlocks;
+            return this;
+        }
+
+        public ReclaimDomain build() {
+            if (recordBytes == 0) {
+                throw new IllegalStateException("recordBytes(...) is required: the size of the structure's nodes");
+            }
+            if (allocator == null) {
+                allocator = LimboAllocator.create();
+            }
+            return scheme.create(this);
+        }
+    }
+}

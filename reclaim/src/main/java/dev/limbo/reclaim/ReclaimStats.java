@@ -1,0 +1,18 @@
+package dev.limbo.reclaim;
+
+/**
+ * A snapshot of a {@link ReclaimDomain}'s counters. Counters of running threads are read racily,
+ * so the snapshot is exact only when the domain is quiescent.
+ *
+ * @param scheme   the scheme id ({@code debra}, {@code hp}, ...)
+ * @param retired  nodes retired so far
+ * @param freed    retired nodes handed on to the pool (safe to reuse)
+ * @param inLimbo  {@code retired - freed}: nodes waiting for a grace period, a scan or amortized
+ *                 free (for {@code none}, every retired node: it leaks)
+ * @param advances epoch advances (epoch schemes) or 0
+ * @param scans    full scans of other threads' announcements or hazard pointers
+ * @param pooled   free records cached in the pool's shared stack (per-thread bags not counted)
+ */
+public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
+                           long pooled) {
+}

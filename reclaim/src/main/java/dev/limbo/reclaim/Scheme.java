@@ -1,0 +1,64 @@
+package dev.limbo.reclaim;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The reclamation schemes, by the ids that benchmarks, tests and reports use. Tests and benchmarks
+ * iterate over {@link #values()}, so a scheme added here joins them without other edits.
+ */
+public enum Scheme {
+    /** No reclamation: retired nodes leak. The baseline. */
+    NONE("none"),
+    /** Fraser's epoch-based reclamation: three limbo bags, a scan of all threads. */
+    EBR("ebr"),
+    /** Brown's distributed EBR: one announcement checked per operation. */
+    DEBRA("debra"),
+    /** Michael's hazard pointers. */
+    HP("hp"),
+    /** EBR with amortized free. */
+    EBR_AF("ebr-af"),
+    /** DEBRA with amortized free. */
+    DEBRA_AF("debra-af");
+
+    private final String id;
+
+    Scheme(final String id) {
+        this.id = id;
+    }
+
+    /** The id used in parameters and reports. */
+    public String id() {
+        return id;
+    }
+
+    /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
+    public boolean amortized() {
+        return this == EBR_AF || this == DEBRA_AF;
+    }
+
+    /** The scheme with id {@code id}. */
+    public static Scheme of(final String id) {
+        for (final Scheme s : values()) {
+            if (s.id.equals(id)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException(String.format(Locale.ROOT, "unknown reclamation scheme '%s'; known: %s",
+                id, Arrays.stream(values()).map(Scheme::id).toList()));
+    }
+
+    ReclaimDomain create(final ReclaimDomain.Builder b) {
+        return switch (this) {
+            case NONE -> new NoReclamation(b);
+            case EBR, EBR_AF -> new FraserEbr(b);
+            case DEBRA, DEBRA_AF -> new Debra(b);
+            case HP -> new HazardPointers(b);
+        };
+    }
+
+    @Override
+    public String toString() {
+        return id;
+    }
+}
