@@ -41,6 +41,9 @@ public abstract class Guard implements AutoCloseable {
     /** Low pointer bits that structures may use as marks; protection ignores them. */
     public static final long MARK_BITS = 7;
 
+    /** The number of {@link #locals()} words. */
+    public static final int LOCALS = 8;
+
     private static final VarHandle RETIRED;
     private static final VarHandle FREED;
 
@@ -66,6 +69,7 @@ public abstract class Guard implements AutoCloseable {
     /** Amortized free: records known safe, freed a few per pin. */
     final BlockBag freeable;
     final long[] scratch = new long[BlockLayout.CAPACITY];
+    private final long[] locals = new long[LOCALS];
     int nesting;
     /** Amortized free: records freed per outermost pin (adapts when the domain says so). */
     int freesPerPin;
@@ -110,6 +114,15 @@ public abstract class Guard implements AutoCloseable {
     public final long allocate() {
         checkOwner();
         return domain.pool.allocate(pool);
+    }
+
+    /**
+     * {@value #LOCALS} words of per-thread scratch for the structure operation in progress (a
+     * search window: predecessor, current, successor), so that operations can return several
+     * values without allocating. Contents are not preserved across operations.
+     */
+    public final long[] locals() {
+        return locals;
     }
 
     /** Ends the section if this is the outermost close. */

@@ -1,0 +1,129 @@
+package dev.limbo.structures;
+
+import dev.limbo.core.Layouts;
+import dev.limbo.core.Words;
+import dev.limbo.reclaim.Guard;
+import dev.limbo.reclaim.ReclaimDomain;
+
+import static dev.limbo.structures.LinkedNodeLayout.NEXT;
+import static dev.limbo.structures.LinkedNodeLayout.VALUE;
+
+/**
+ * A lock-free FIFO queue of {@code long} values with nodes in off-heap memory.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm: Michael and Scott's queue (PODC 1996, Fig. 1), with the hazard-pointer placement of
+ * Michael (TPDS 2004, §4.2, Fig. 9): one slot for enqueue's tail, two for dequeue's head and next.
+ *
+ * Invariants: head points to a dummy node, whose successors hold the queued values in FIFO order;
+ * tail points to the last node or to its predecessor (the tail lags by at most one); nodes are
+ * appended only at the last node's next (0 -> node), so the chain from head is acyclic; head never
+ * passes tail (dequeue swings a lagging tail before moving head past it).
+ *
+ * Linearization points: enqueue - the CAS (1) that links the node to the last node's next;
+ * dequeue - the CAS (2) of head from the dummy to its successor, or, for an empty queue, the
+ * protected read (3) of the dummy's next that returned 0.
+ *
+ * Progress: lock-free; a thread that sees a lagging tail helps swing it (4) before retrying.
+ *
+ * Memory ordering: (1) the linking CAS (volatile) publishes the node's plain initialization;
+ * (3) protect's acquire load of next pairs with it. (2) and (4) CAS head and tail (volatile); the
+ * protected loads (5) of head and tail pair with them. (6) the dequeued value is read with a plain
+ * load of the protected successor before (2): it is immutable once linked.
+ *
+ * Reclamation and ABA: dequeue retires the old dummy after its CAS (2) succeeds; only one thread's
+ * CAS moves head past a given node. Head, tail and next are protected before they are read or used
+ * as CAS expectations (dequeue re-checks head after protecting next, so next was reachable), so no
+ * node is reused while a CAS may still expect it: the classic ABA on head or tail cannot happen.
+ * The lagging-tail swing (4) may install a node that is dequeued meanwhile only after it is
+ * already past head, which the head-never-passes-tail invariant rules out.
+ * }</pre>
+ */
+public final class MichaelScottQueue extends OffHeapStructure {
+
+    private final long cells;
+    private final long head;
+    private final long tail;
+
+    /** A queue over {@code domain} (records of at least 16 bytes, at least 2 slots). */
+    public MichaelScottQueue(final ReclaimDomain domain) {
+        super(domain, 2, LinkedNodeLayout.SIZE);
+        this.cells = domain.allocator().allocateZeroed(2 * Layouts.PADDED);
+        this.head = cells;
+        this.tail = cells + Layouts.PADDED;
+        final long dummy = domain.allocateExclusive();
+        Words.sp(dummy + NEXT, 0);
+        Words.sr(head, dummy);
+        Words.sr(tail, dummy);
+    }
+
+    /** Appends {@code value} ({@link #RESERVED} is rejected). */
+    public void enqueue(final long value) {
+        checkValue(value);
+        try (Guard g = pin()) {
+            final long node = g.allocate();
+            Words.sp(node + VALUE, value);
+            Words.sp(node + NEXT, 0);
+            while (true) {
+                final long t = g.protect(0, tail); // (5)
+                final long next = Words.la(t + NEXT); // (3)
+                if (t != Words.la(tail)) {
+                    continue;
+                }
+                if (next != 0) {
+                    Words.cas(tail, t, next); // (4) help a lagging tail
+                } else if (Words.cas(t + NEXT, 0, node)) { // (1)
+                    Words.cas(tail, t, node); // (4)
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Removes and returns the oldest value, or {@link #RESERVED} if the queue is empty. */
+    public long dequeue() {
+        try (Guard g = pin()) {
+            while (true) {
+                final long h = g.protect(0, head); // (5)
+                final long t = Words.la(tail); // (5)
+                final long next = g.protect(1, h + NEXT); // (3)
+                if (h != Words.la(head)) {
+                    continue;
+                }
+                if (next == 0) {
+                    return RESERVED;
+                }
+                if (h == t) {
+                    Words.cas(tail, t, next); // (4)
+                    continue;
+                }
+                final long value = Words.lp(next + VALUE); // (6)
+                if (Words.cas(head, h, next)) { // (2)
+                    g.retire(h);
+                    return value;
+                }
+            }
+        }
+    }
+
+    /** Whether the queue looked empty at some moment during the call. */
+    public boolean isEmpty() {
+        try (Guard g = pin()) {
+            final long h = g.protect(0, head);
+            return g.protect(1, h + NEXT) == 0 && h == Words.la(head);
+        }
+    }
+
+    @Override
+    void freeNodes() {
+        long node = Words.la(head);
+        while (node != 0) {
+            final long next = Words.lp(node + NEXT);
+            domain.freeExclusive(node);
+            node = next;
+        }
+        domain.allocator().free(cells);
+    }
+}
