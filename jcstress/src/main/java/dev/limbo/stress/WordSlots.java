@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * so two live states never share a slot in practice. Each word gets its own slot, two cache lines
  * apart from any other, so the words of one state never share a line either.
  */
-final class WordSlots {
+public final class WordSlots {
 
     /** Bytes per slot: a word and padding up to two 64-byte cache lines (adjacent-line prefetch). */
     static final long SLOT_BYTES = 128;
@@ -37,9 +37,19 @@ final class WordSlots {
      *
      * @return the word's offset in the global region
      */
-    static long word() {
+    public static long word() {
+        return word(0L);
+    }
+
+    /**
+     * A fresh word holding {@code value}, written with a plain store: jcstress publishes each state
+     * to its actors safely, so the value is visible to them.
+     *
+     * @return the word's offset in the global region
+     */
+    public static long word(final long value) {
         final long offset = Block.BASE + (NEXT.getAndIncrement() & (SLOTS - 1)) * SLOT_BYTES;
-        Words.sp(offset, 0L);
+        Words.sp(offset, value);
         return offset;
     }
 

@@ -30,7 +30,8 @@ import java.util.Arrays;
  * freed. Safety: the publish (2) + fence (3) + re-validation (1) on one side and unlink + fence (4)
  * + slot load (5) on the other are the store-buffering pair: if the validation saw the record still
  * linked, the scan, which follows the unlink, sees the slot. (The jcstress HazardPublishVsScanTest
- * shows a scan missing the slot without the fence.)
+ * shows the race without the publish fence (3); without the scan fence (4) only when the unlink is
+ * a plain release store, since on x86 an unlinking CAS is itself a full fence.)
  *
  * Memory ordering: (1) acquire loads of shared pointers; pair with the release/CAS that published
  * the node. (2) opaque store of the hazard, (3) full fence. (4) full fence at the start of a scan,

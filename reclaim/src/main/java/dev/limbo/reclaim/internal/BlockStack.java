@@ -16,9 +16,9 @@ import java.lang.invoke.VarHandle;
  * Algorithm: Treiber's stack (IBM RJ 5118, 1986) with a version tag in the head word, as the
  * lrmalloc digest §8 and the DEBRA digest §8.1 prescribe for off-heap nodes (no double-wide CAS).
  *
- * Invariants: head = tag:TAG_BITS | (block >>> 3):INDEX_BITS; the blocks reachable from head form
+ * Invariants: head = tag:27 | (block >>> 3):37 (INDEX_BITS); the blocks reachable from head form
  * a chain through their NEXT words, each pushed once and not popped since. The tag grows by one on
- * every successful CAS, so a head word never repeats within 2^TAG_BITS updates.
+ * every successful CAS, so a head word never repeats within 2^27 updates.
  *
  * Linearization points: push - its successful CAS (1); pop - its successful CAS (1), or the load
  * (2) that saw an empty stack.
