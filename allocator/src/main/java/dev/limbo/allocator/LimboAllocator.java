@@ -116,7 +116,10 @@ public final class LimboAllocator implements OffHeapAllocator {
     private final long regionSize = Region.global().size();
     /** Platform threads' caches: found through {@link #local}, adopted through their participant id. */
     private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
+    private static final int BY_THREAD_ID = 4096;
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
+    /** A direct-mapped cache of {@link #local} by thread id; see {@link #localCache()}. */
+    private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
     private final AtomicLong largeBytes = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
@@ -440,9 +443,28 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     // ---------------------------------------------------------------- caches
 
+    /**
+     * The calling platform thread's cache. The fast path indexes {@link #byThreadId} with the
+     * thread id, a field load instead of a {@link ThreadLocal} hash probe; an entry is used only if
+     * its owner id matches (ids are never reused, and a final field is safely published, so a racy
+     * read of another thread's entry just misses), else the {@link ThreadLocal} decides.
+     */
     private ThreadCache localCache() {
-        final ThreadCache cache = local.get();
-        return cache != null && !cache.retired ? cache : newCache();
+        final long threadId = Thread.currentThread().threadId();
+        final ThreadCache cache = byThreadId[(int) threadId & (BY_THREAD_ID - 1)];
+        if (cache != null && cache.ownerId == threadId && !cache.retired) {
+            return cache;
+        }
+        return localCacheSlow(threadId);
+    }
+
+    private ThreadCache localCacheSlow(final long threadId) {
+        ThreadCache cache = local.get();
+        if (cache == null || cache.retired) {
+            cache = newCache();
+        }
+        byThreadId[(int) threadId & (BY_THREAD_ID - 1)] = cache;
+        return cache;
     }
 
     private ThreadCache newCache() {

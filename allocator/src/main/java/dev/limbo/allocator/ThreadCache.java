@@ -51,6 +51,8 @@ public final class ThreadCache {
     }
 
     final LimboAllocator allocator;
+    /** The id of the thread that created the cache (for a stripe, of whichever thread did). */
+    final long ownerId;
     final long[] heads = new long[SizeClasses.COUNT + 1];
     final int[] counts = new int[SizeClasses.COUNT + 1];
     final int[] current = new int[SizeClasses.COUNT + 1];
@@ -66,6 +68,7 @@ public final class ThreadCache {
 
     ThreadCache(final LimboAllocator allocator) {
         this.allocator = allocator;
+        this.ownerId = Thread.currentThread().threadId();
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
 
