@@ -470,6 +470,10 @@ public final class LimboAllocator implements OffHeapAllocator {
     private ThreadCache newCache() {
         final int participant = Participants.current();
         Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
+        final ThreadCache installed = local.get();
+        if (installed != null && !installed.retired) {
+            return installed; // a release hook run above allocated through this allocator
+        }
         final ThreadCache cache = new ThreadCache(this);
         caches.set(participant, cache);
         local.set(cache);

@@ -1,5 +1,6 @@
 package dev.limbo.allocator;
 
+import dev.limbo.allocator.internal.CacheFlushEvent;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Words;
@@ -172,8 +173,14 @@ public final class ThreadCache {
 
     /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
     void flush(final int sc) {
+        final CacheFlushEvent event = new CacheFlushEvent(); // JFR; no clock read unless recorded
+        final boolean timed = event.isEnabled();
+        if (timed) {
+            event.begin();
+        }
         abandon(sc);
         final int n = counts[sc];
+        final int returned;
         if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
             // Keep the most recently freed (cache-hot) half on top; return the older half below it.
             final int keep = n / 2;
@@ -184,10 +191,18 @@ public final class ThreadCache {
             }
             final long rest = last + size + Words.lp(last);
             counts[sc] = keep;
-            allocator.flushList(rest, n - keep, sc);
+            returned = n - keep;
+            allocator.flushList(rest, returned, sc);
         } else {
             counts[sc] = 0;
+            returned = n;
             allocator.flushList(heads[sc], n, sc);
+        }
+        if (timed && event.shouldCommit()) {
+            event.sizeClass = sc;
+            event.blockSize = SizeClasses.size(sc);
+            event.blocks = returned;
+            event.commit();
         }
     }
 

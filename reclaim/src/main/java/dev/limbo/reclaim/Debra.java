@@ -12,8 +12,9 @@ import dev.limbo.core.Words;
  * EpochDomain)
  *
  * pin (outermost), DEBRA's leaveQstate: amortized free (debra-af), then read E (1); on a new epoch,
- * free the bags stamped at most E - 3 and restart the incremental scan (checked = 0, calls = 0);
- * announce E (2) and fence (3). Then check ONE other thread (4): if thread `checked` is quiescent or
+ * free the bags stamped at most E - 3; announce E (2), fence (3) and re-read E (1b), starting over
+ * if it moved; if the announced epoch differs from the one the incremental scan counts in (also
+ * after a flush() observed a new epoch), restart the scan (checked = 0, calls = 0). Then check ONE other thread (4): if thread `checked` is quiescent or
  * at E, move on to the next. Once all n = Participants.highWater() threads were checked and this
  * thread made at least minCalls (default 100, the paper's MIN_CALLS) calls in this epoch, advance
  * E with an exact CAS (5). unpin, enterQstate: release store of the quiescent announcement (6).
@@ -48,6 +49,8 @@ final class Debra extends EpochDomain {
         private final Debra debra;
         private int checked;
         private int calls;
+        /** The epoch that {@link #checked} and {@link #calls} count in (flush may move the local epoch). */
+        private long scanEpoch = -1;
 
         DebraGuard(final Debra domain, final int id) {
             super(domain, id);
@@ -57,12 +60,12 @@ final class Debra extends EpochDomain {
         @Override
         void enter() {
             freeSome();
-            final long e = globalEpoch(); // (1)
-            if (observe(e)) {
+            final long e = pinCurrentEpoch(); // (1), (2), (3), (1b)
+            if (e != scanEpoch) { // a new epoch, also one that flush() observed without pinning
+                scanEpoch = e;
                 checked = 0;
                 calls = 0;
             }
-            announce(e); // (2), (3)
             calls++;
             final int next = checked;
             if (next < Participants.highWater()) {

@@ -4,6 +4,7 @@ import dev.limbo.core.Layouts;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
+import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -37,7 +38,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread test shows unreclaimed nodes growing without bound, as expected of EBR and DEBRA.
  *
  * Memory ordering (numbers shared by the subclasses):
- *  (1) acquire load of E when pinning; pairs with the advance CAS (5).
+ *  (1) acquire load of E when pinning; pairs with the advance CAS (5). (1b) E is read again after
+ *      (3), and the thread re-announces if it moved: E may advance any number of times between
+ *      (1) and (2) while the thread still looks quiescent, and only a re-validated announcement
+ *      gives the invariant below (E <= e + 1 while pinned at e).
  *  (2) opaque store of the announcement A = e << 1 | 1, then
  *  (3) a full fence: StoreLoad between the announcement and every pointer the section reads.
  *      With (4) preceded by a fence on the scanning side (the scanner's own (3), or (7)), this is
@@ -96,6 +100,7 @@ abstract class EpochDomain extends ReclaimDomain {
             return false;
         }
         advances.incrementAndGet();
+        EpochAdvanceEvent.emit(scheme.id(), e + 1);
         reclaimOrphans(g, e + 1 - 2);
         return true;
     }
@@ -178,6 +183,27 @@ abstract class EpochDomain extends ReclaimDomain {
         final void announce(final long e) {
             Words.opaqueStore(row + ANNOUNCE, e << 1 | 1); // (2)
             Words.fullFence(); // (3)
+        }
+
+        /**
+         * Outermost pin: reads E (1), frees what became safe, announces E (2), (3), and re-reads E
+         * after the fence (1b); if E moved, the announcement may be stale (E can advance any
+         * number of times while this thread is quiescent between (1) and (2), and a stale stamp
+         * would let the stamp rule free this section's retires at once), so it starts over.
+         * Returns the announced epoch e, with the invariant that E stays at most e + 1 until the
+         * section ends. Lock-free: it retries only after another thread advanced E.
+         */
+        final long pinCurrentEpoch() {
+            long e = globalEpoch(); // (1)
+            while (true) {
+                observe(e);
+                announce(e); // (2), (3)
+                final long now = globalEpoch(); // (1b)
+                if (now == e) {
+                    return e;
+                }
+                e = now;
+            }
         }
 
         @Override

@@ -10,7 +10,7 @@ package dev.limbo.reclaim;
  * EpochDomain)
  *
  * pin (outermost): amortized free (ebr-af), then read E (1); if it is new, free the bags stamped at
- * most E - 3; announce E (2) and fence (3). Every scanThreshold-th pin (default 100, the Stamp-it
+ * most E - 3; announce E (2), fence (3) and re-read E (1b), starting over if it moved. Every scanThreshold-th pin (default 100, the Stamp-it
  * report's) scans ALL threads' announcements (4), and if each is quiescent or at E, advances E
  * with an exact CAS (5). unpin: release store of the quiescent announcement (6).
  *
@@ -44,9 +44,7 @@ final class FraserEbr extends EpochDomain {
         @Override
         void enter() {
             freeSome();
-            final long e = globalEpoch(); // (1)
-            observe(e);
-            announce(e); // (2), (3)
+            final long e = pinCurrentEpoch(); // (1), (2), (3), (1b)
             if (++entries >= ebr.scanThreshold) {
                 entries = 0;
                 if (ebr.everyoneAt(e)) { // (4)

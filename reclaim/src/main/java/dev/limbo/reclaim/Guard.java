@@ -4,6 +4,7 @@ import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
 import dev.limbo.reclaim.internal.BlockSource;
+import dev.limbo.reclaim.internal.ReclamationEvent;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -190,16 +191,34 @@ public abstract class Guard implements AutoCloseable {
         if (safe.isEmpty()) {
             return;
         }
-        if (domain.amortized) {
-            safe.moveAllTo(freeable);
-            return;
+        final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
+        final boolean timed = event.isEnabled();
+        if (timed) {
+            event.begin();
         }
         final long n = safe.size();
+        if (domain.amortized) {
+            safe.moveAllTo(freeable);
+            commit(event, timed, n, true);
+            return;
+        }
         if (domain.debug) {
             domain.debugFreeing(safe);
         }
         domain.pool.freeAll(pool, blocks, safe, scratch);
         FREED.setOpaque(this, (long) FREED.getOpaque(this) + n);
+        commit(event, timed, n, false);
+    }
+
+    /** Commits a reclamation event if a recording enabled it when the batch began and still does. */
+    private void commit(final ReclamationEvent event, final boolean timed, final long records,
+                        final boolean deferred) {
+        if (timed && event.shouldCommit()) {
+            event.scheme = domain.scheme.id();
+            event.records = records;
+            event.deferred = deferred;
+            event.commit();
+        }
     }
 
     /**
@@ -250,11 +269,17 @@ public abstract class Guard implements AutoCloseable {
         if (n == 0) {
             return;
         }
+        final ReclamationEvent event = new ReclamationEvent();
+        final boolean timed = event.isEnabled();
+        if (timed) {
+            event.begin();
+        }
         if (domain.debug) {
             domain.debugFreeing(freeable);
         }
         domain.pool.freeAll(pool, blocks, freeable, scratch);
         FREED.setOpaque(this, (long) FREED.getOpaque(this) + n);
+        commit(event, timed, n, false);
     }
 
     long retiredCount() {

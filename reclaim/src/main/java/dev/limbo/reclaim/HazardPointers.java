@@ -3,6 +3,7 @@ package dev.limbo.reclaim;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
+import dev.limbo.reclaim.internal.HazardScanEvent;
 
 import java.util.Arrays;
 
@@ -168,6 +169,11 @@ final class HazardPointers extends ReclaimDomain {
 
         /** Frees every retired record that no hazard slot names. */
         void scan() {
+            final HazardScanEvent event = new HazardScanEvent(); // JFR; no clock read unless recorded
+            final boolean timed = event.isEnabled();
+            if (timed) {
+                event.begin();
+            }
             for (ReclaimDomain.Orphan o; (o = hp.orphans.poll()) != null; ) {
                 o.bag().moveAllTo(retiredList);
             }
@@ -189,12 +195,20 @@ final class HazardPointers extends ReclaimDomain {
                 }
             }
             Arrays.sort(hazards, 0, h);
+            final long scanned = retiredList.size();
             for (long ptr; (ptr = retiredList.pop()) != 0; ) {
                 (Arrays.binarySearch(hazards, 0, h, ptr) >= 0 ? kept : safe).add(ptr);
             }
+            final long keptCount = kept.size();
             kept.moveAllTo(retiredList);
             release(safe);
             nextScan = retiredList.size() + hp.threshold(n);
+            if (timed && event.shouldCommit()) {
+                event.scanned = scanned;
+                event.kept = keptCount;
+                event.hazards = h;
+                event.commit();
+            }
         }
     }
 }

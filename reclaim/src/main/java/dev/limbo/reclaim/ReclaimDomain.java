@@ -5,6 +5,7 @@ import dev.limbo.core.Participants;
 import dev.limbo.core.PerThreadSlots;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
+import dev.limbo.reclaim.internal.BlockSource;
 import dev.limbo.reclaim.internal.RecordPool;
 
 import java.lang.foreign.MemoryLayout;
@@ -263,12 +264,17 @@ public abstract class ReclaimDomain implements AutoCloseable {
         }
         if (sink != null) {
             drainInto(sink, sink);
-            for (Orphan o; (o = orphans.poll()) != null; ) {
-                o.bag().moveAllTo(sink.pool);
-            }
-            pool.drain(sink.pool, sink.blocks, sink.scratch);
-            sink.blocks.close();
         }
+        // Orphans and the shared pool must be freed even when every thread that used the domain
+        // has departed (no guard is left to drain through).
+        final BlockSource blocks = sink != null ? sink.blocks : new BlockSource(allocator);
+        final BlockBag bag = sink != null ? sink.pool : new BlockBag(blocks);
+        final long[] scratch = sink != null ? sink.scratch : new long[BlockLayout.CAPACITY];
+        for (Orphan o; (o = orphans.poll()) != null; ) {
+            o.bag().moveAllTo(bag);
+        }
+        pool.drain(bag, blocks, scratch);
+        blocks.close();
         allocator.free(slotMemory);
         freeSchemeMemory();
     }

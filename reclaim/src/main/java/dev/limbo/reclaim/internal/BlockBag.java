@@ -87,19 +87,30 @@ public final class BlockBag {
         size = 0;
     }
 
-    /** Detaches the head block (with its records) and returns it, or 0 if the bag is empty. */
+    /**
+     * Detaches a block (with its records) and returns it, or 0 if the bag is empty: the block
+     * behind the head when there is one, since {@link #add} fills the head last and so the blocks
+     * behind it are usually full; else the head.
+     */
     public long takeBlock() {
         if (size == 0) {
             return 0;
         }
         final long h = head;
-        size -= count(h);
-        head = Words.lp(h + BlockLayout.NEXT);
-        if (head == 0) {
+        final long second = Words.lp(h + BlockLayout.NEXT);
+        if (second == 0) {
+            size -= count(h);
+            head = 0;
             tail = 0;
+            return h;
         }
-        Words.sp(h + BlockLayout.NEXT, 0);
-        return h;
+        Words.sp(h + BlockLayout.NEXT, Words.lp(second + BlockLayout.NEXT));
+        if (tail == second) {
+            tail = h;
+        }
+        size -= count(second);
+        Words.sp(second + BlockLayout.NEXT, 0);
+        return second;
     }
 
     /** Puts a detached, non-empty block (from {@link #takeBlock} or a block stack) in front. */

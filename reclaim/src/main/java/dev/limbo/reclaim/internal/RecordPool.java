@@ -34,7 +34,7 @@ public final class RecordPool {
         this.allocator = allocator;
         this.recordBytes = recordBytes;
         this.localRecords = localRecords;
-        this.sharedBlocks = sharedBlocks;
+        this.sharedBlocks = localRecords == 0 ? 0 : sharedBlocks; // a pass-through caches nothing
     }
 
     /** A record: from {@code local}, else a block from the shared stack, else the allocator. */

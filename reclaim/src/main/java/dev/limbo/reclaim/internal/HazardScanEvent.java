@@ -1,0 +1,35 @@
+package dev.limbo.reclaim.internal;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+
+/**
+ * JFR event {@code dev.limbo.HazardScan}: one scan of the hazard pointers scheme ({@code hp}): the
+ * thread read every hazard slot and split its retired list into records still protected (kept)
+ * and records freed. Emitted once per scan.
+ */
+@Name(HazardScanEvent.NAME)
+@Label("Hazard Scan")
+@Category({"Limbo", "Reclamation"})
+@Description("A hazard-pointer scan: retired records checked against every thread's hazards")
+@StackTrace(false)
+public final class HazardScanEvent extends jdk.jfr.Event {
+
+    /** The event's name in recordings. */
+    public static final String NAME = "dev.limbo.HazardScan";
+
+    @Label("Scanned")
+    @Description("Retired records checked")
+    public long scanned;
+
+    @Label("Kept")
+    @Description("Records still protected by a hazard, kept for a later scan")
+    public long kept;
+
+    @Label("Hazards")
+    @Description("Non-null hazard slots read")
+    public long hazards;
+}

@@ -1,0 +1,169 @@
+package dev.limbo.reclaim;
+
+import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
+import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.reclaim.internal.BlockLayout;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Amortized free (ebr-af, debra-af): a batch that becomes safe is not freed at once but a few
+ * records per pin, freesPerPin of them (adapting to the backlog when adaptive). Single-threaded
+ * and deterministic: minCalls(1) and scanThreshold(1) let one thread advance the epoch on its own.
+ */
+@Timeout(30)
+class AmortizedFreeTest {
+
+    private static final String AMORTIZED = "dev.limbo.reclaim.ReclaimTestSupport#amortizedSchemes";
+    private static final int MAX_PINS = 100_000;
+
+    private static ReclaimDomain domain(final Scheme scheme, final LimboAllocator a, final int freesPerPin,
+                                        final boolean adaptive) {
+        return ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).minCalls(1).scanThreshold(1)
+                .freesPerPin(freesPerPin).adaptive(adaptive).build();
+    }
+
+    /** Retires {@code n} fresh records in one section. */
+    private static void retireBatch(final ReclaimDomain d, final int n) {
+        try (Guard g = d.pin()) {
+            for (int i = 0; i < n; i++) {
+                g.retire(g.allocate());
+            }
+        }
+    }
+
+    /** Pins and unpins until {@code target} records are freed; returns the freed count after each pin. */
+    private static List<Long> pinUntilFreed(final ReclaimDomain d, final long target) {
+        final List<Long> deltas = new ArrayList<>();
+        long freed = d.stats().freed();
+        for (int i = 0; i < MAX_PINS && freed < target; i++) {
+            d.pin().close(); // an empty operation
+            final long now = d.stats().freed();
+            deltas.add(now - freed);
+            freed = now;
+        }
+        assertEquals(target, freed, "not everything was freed after " + deltas.size() + " pins");
+        return deltas;
+    }
+
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void aSafeBatchIsFreedAtMostFreesPerPinRecordsPerPin(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final int f = 3;
+        final int n = 100;
+        final ReclaimDomain d = domain(scheme, a, f, false);
+        try {
+            retireBatch(d, n);
+            assertEquals(0, d.stats().freed());
+            final List<Long> deltas = pinUntilFreed(d, n);
+            // Before the batch is safe, nothing; then exactly f per pin until fewer than f are left.
+            int i = 0;
+            while (deltas.get(i) == 0) {
+                i++;
+            }
+            assertTrue(i >= 2, "the batch was freed before three epochs passed: " + deltas);
+            final List<Long> tail = deltas.subList(i, deltas.size());
+            final List<Long> expected = new ArrayList<>();
+            for (int left = n; left > 0; left -= f) {
+                expected.add((long) Math.min(f, left));
+            }
+            assertEquals(expected, tail, "frees per pin once the batch was safe");
+            try (Guard g = d.pin()) {
+                assertEquals(f, g.freesPerPin, "freesPerPin changed without adaptive");
+            }
+        } finally {
+            d.close();
+        }
+        assertEquals(baseline, closeAndMeasure(d, a));
+    }
+
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void withoutAmortizationTheSameBatchIsFreedInOnePin(final Scheme scheme) {
+        // The non-amortized twin of each amortized scheme frees the whole batch at once.
+        final Scheme twin = scheme == Scheme.EBR_AF ? Scheme.EBR : scheme == Scheme.DEBRA_AF ? Scheme.DEBRA : null;
+        if (twin == null) {
+            return; // a future amortized scheme without a twin: nothing to compare
+        }
+        final LimboAllocator a = LimboAllocator.create();
+        final ReclaimDomain d = domain(twin, a, 3, false);
+        try {
+            retireBatch(d, 100);
+            final List<Long> deltas = pinUntilFreed(d, 100);
+            assertEquals(100, deltas.get(deltas.size() - 1), "frees per pin: " + deltas);
+        } finally {
+            d.close();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void adaptiveGrowsFreesPerPinWhileTheBacklogExceedsABlock(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final int n = 8 * BlockLayout.CAPACITY;
+        final ReclaimDomain d = domain(scheme, a, 1, true);
+        try {
+            final Guard g;
+            try (Guard first = d.pin()) {
+                g = first;
+            }
+            assertEquals(1, g.freesPerPin);
+            retireBatch(d, n);
+            final List<Long> deltas = new ArrayList<>();
+            long freed = d.stats().freed();
+            int maxF = 1;
+            for (int i = 0; i < MAX_PINS && freed < n; i++) {
+                final int allowed = g.freesPerPin; // what this pin may free
+                d.pin().close();
+                final long now = d.stats().freed();
+                assertTrue(now - freed <= allowed, "freed " + (now - freed) + " in one pin with freesPerPin "
+                        + allowed);
+                deltas.add(now - freed);
+                freed = now;
+                maxF = Math.max(maxF, g.freesPerPin);
+            }
+            assertEquals(n, freed);
+            assertTrue(maxF > 1, "freesPerPin never grew with a backlog of " + n);
+            final long max = deltas.stream().mapToLong(Long::longValue).max().orElse(0);
+            assertTrue(max > 1, "never more than one free per pin: " + deltas);
+            assertTrue(deltas.size() < n / 2, "adaptive free took " + deltas.size() + " pins for " + n + " records");
+
+            // With nothing left, freesPerPin shrinks back to 1, one step per new epoch.
+            for (int i = 0; i < 20 * maxF * (dev.limbo.core.Participants.highWater() + 2) && g.freesPerPin > 1; i++) {
+                d.pin().close();
+            }
+            assertEquals(1, g.freesPerPin, "freesPerPin did not shrink once the backlog was gone");
+        } finally {
+            d.close();
+        }
+        assertEquals(baseline, closeAndMeasure(d, a));
+    }
+
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void adaptiveKeepsOneFreePerPinWhileTheBacklogIsBelowABlock(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final int n = BlockLayout.CAPACITY / 2;
+        final ReclaimDomain d = domain(scheme, a, 1, true);
+        try {
+            retireBatch(d, n);
+            final List<Long> deltas = pinUntilFreed(d, n);
+            assertTrue(deltas.stream().allMatch(x -> x <= 1), "more than one free per pin: " + deltas);
+            assertTrue(deltas.stream().filter(x -> x == 1).count() == n);
+        } finally {
+            d.close();
+        }
+    }
+}

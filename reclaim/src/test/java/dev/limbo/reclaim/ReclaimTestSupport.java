@@ -1,0 +1,206 @@
+package dev.limbo.reclaim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Participants;
+import dev.limbo.core.Words;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntConsumer;
+import java.util.stream.Stream;
+
+/** Helpers shared by the reclamation tests: node patterns, thread runners, memory accounting. */
+final class ReclaimTestSupport {
+
+    /** A word of a freed block in a debug allocator (every byte past the first 8 is 0xDB). */
+    static final long POISON = 0xDBDB_DBDB_DBDB_DBDBL;
+    /** The record size used by the tests: exactly one 32-byte size class. */
+    static final long RECORD = 32;
+    /** Words per record. */
+    static final int WORDS = (int) (RECORD / Long.BYTES);
+
+    private ReclaimTestSupport() {
+    }
+
+    /** Every scheme, so that a scheme added to {@link Scheme} joins the parameterized tests. */
+    static Stream<Scheme> allSchemes() {
+        return Arrays.stream(Scheme.values());
+    }
+
+    /** The schemes that free safe records a few per pin. */
+    static Stream<Scheme> amortizedSchemes() {
+        return allSchemes().filter(Scheme::amortized);
+    }
+
+    /** The epoch-based schemes (those built on {@link EpochDomain}). */
+    static Stream<Scheme> epochSchemes() {
+        return allSchemes().filter(s -> {
+            final ReclaimDomain probe = ReclaimDomain.builder(s).allocator(PROBE).recordBytes(RECORD).build();
+            try {
+                return probe instanceof EpochDomain;
+            } finally {
+                probe.close();
+            }
+        });
+    }
+
+    private static final LimboAllocator PROBE = LimboAllocator.create();
+
+    /** The schemes that never free anything (only {@code none} today). */
+    static boolean leaks(final Scheme scheme) {
+        return scheme == Scheme.NONE;
+    }
+
+    /** Word {@code i} (1..WORDS-1) of a node whose word 0 is {@code seq}; never the poison value. */
+    static long patternWord(final long seq, final int i) {
+        long x = seq * 0x9E37_79B9_7F4A_7C15L + (long) i * 0xC2B2_AE3D_27D4_EB4FL;
+        x ^= x >>> 29;
+        x *= 0xBF58_476D_1CE4_E5B9L;
+        x ^= x >>> 32;
+        return x == POISON ? x + 1 : x;
+    }
+
+    /** A node sequence number: nonzero, never the poison value, unique per (thread, counter). */
+    static long seq(final int thread, final long counter) {
+        return ((long) (thread + 1) << 40) | (counter + 1);
+    }
+
+    /** Writes node {@code seq}'s pattern into every word of {@code node}. */
+    static void writeNode(final long node, final long seq) {
+        Words.sp(node, seq);
+        for (int i = 1; i < WORDS; i++) {
+            Words.sp(node + (long) i * Long.BYTES, patternWord(seq, i));
+        }
+    }
+
+    /**
+     * Checks that {@code node} holds the pattern of {@code seq} in every word and no poison;
+     * returns null if it does, else what is wrong.
+     */
+    static String checkNode(final long node, final long seq) {
+        for (int i = 0; i < WORDS; i++) {
+            final long v = Words.lp(node + (long) i * Long.BYTES);
+            final long want = i == 0 ? seq : patternWord(seq, i);
+            if (v == POISON) {
+                return String.format(Locale.ROOT, "node 0x%x word %d is poisoned: it was freed while protected",
+                        node, i);
+            }
+            if (v != want) {
+                return String.format(Locale.ROOT,
+                        "node 0x%x word %d is 0x%x, expected 0x%x: it was freed or reused while protected",
+                        node, i, v, want);
+            }
+        }
+        return null;
+    }
+
+    /** Checks a node read through a protected pointer, whose sequence number is its word 0. */
+    static String checkNode(final long node) {
+        final long seq = Words.lp(node);
+        if (seq == POISON) {
+            return String.format(Locale.ROOT, "node 0x%x word 0 is poisoned", node);
+        }
+        return checkNode(node, seq);
+    }
+
+    /** A debug allocator: freed blocks are poisoned and quarantined. */
+    static LimboAllocator debugAllocator() {
+        return LimboAllocator.builder().debug(true).build();
+    }
+
+    /**
+     * Runs {@code body(i)} on {@code n} new platform threads, waits for all of them to terminate,
+     * and rethrows the first failure (with the others suppressed).
+     */
+    static void runThreads(final int n, final IntConsumer body) throws InterruptedException {
+        final List<Throwable> failures = new CopyOnWriteArrayList<>();
+        final List<Thread> threads = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                final int id = i;
+                threads.add(Thread.ofPlatform().name("reclaim-test-" + i).start(() -> {
+                    try {
+                        body.accept(id);
+                    } catch (final Throwable t) {
+                        failures.add(t);
+                    }
+                }));
+            }
+        } finally {
+            joinAll(threads);
+        }
+        rethrow(failures);
+    }
+
+    /** Joins every thread, even if interrupted. */
+    static void joinAll(final List<Thread> threads) throws InterruptedException {
+        InterruptedException interrupted = null;
+        for (final Thread t : threads) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (final InterruptedException e) {
+                    interrupted = e;
+                }
+            }
+        }
+        if (interrupted != null) {
+            throw interrupted;
+        }
+    }
+
+    static void rethrow(final List<Throwable> failures) {
+        if (failures.isEmpty()) {
+            return;
+        }
+        final AssertionError e = new AssertionError(failures.size() + " thread(s) failed: " + failures.get(0),
+                failures.get(0));
+        for (int i = 1; i < failures.size(); i++) {
+            e.addSuppressed(failures.get(i));
+        }
+        throw e;
+    }
+
+    /**
+     * Closes {@code domain} (if not closed), frees {@code extra} pointers, trims, reaps dead
+     * threads' caches and returns the allocator's bytes in use.
+     */
+    static long closeAndMeasure(final ReclaimDomain domain, final LimboAllocator allocator, final long... extra) {
+        domain.close();
+        for (final long p : extra) {
+            if (p != 0) {
+                allocator.free(p);
+            }
+        }
+        return settle(allocator);
+    }
+
+    /** Reaps dead threads, trims the calling thread's cache, and returns the allocator's bytes in use. */
+    static long settle(final LimboAllocator allocator) {
+        Participants.reapTerminated();
+        allocator.trim();
+        return allocator.stats().bytesInUse();
+    }
+
+    /** Asserts that every retired node was freed, or (none) that every one leaked. */
+    static void assertAllFreed(final Scheme scheme, final ReclaimStats s, final long expectedRetired) {
+        assertEquals(expectedRetired, s.retired(), () -> "retired: " + s);
+        if (leaks(scheme)) {
+            assertEquals(0, s.freed(), () -> "none freed something: " + s);
+            assertEquals(s.retired(), s.inLimbo(), () -> "none: " + s);
+        } else {
+            assertEquals(s.retired(), s.freed(), () -> "not every retired node was freed after flush: " + s);
+            assertEquals(0, s.inLimbo(), () -> "in limbo after flush: " + s);
+        }
+    }
+
+    /** The bytes that {@code scheme} leaks by design for {@code retired} nodes: all of them for none. */
+    static long leakedBytes(final Scheme scheme, final long retired) {
+        return leaks(scheme) ? retired * RECORD : 0;
+    }
+}

@@ -1,0 +1,685 @@
+package dev.limbo.reclaim;
+
+import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
+import static dev.limbo.reclaim.ReclaimTestSupport.assertAllFreed;
+import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
+import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
+import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
+import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
+import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
+import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
+import static dev.limbo.reclaim.ReclaimTestSupport.seq;
+import static dev.limbo.reclaim.ReclaimTestSupport.settle;
+import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.limbo.allocator.AllocatorStats;
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Participants;
+import dev.limbo.core.Words;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAccumulator;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The contract every reclamation scheme must meet, run over every {@link Scheme#values() scheme}
+ * (a scheme added to the enum joins automatically): protected nodes are never freed, everything
+ * retired is freed once threads are quiescent and flushed (except {@code none}, which leaks by
+ * design), thread churn leaks nothing, stalled threads bound or do not bound garbage as each
+ * scheme documents, and sections are re-entrant.
+ */
+@Timeout(60)
+class SchemeSuiteTest {
+
+    private static final String ALL = "dev.limbo.reclaim.ReclaimTestSupport#allSchemes";
+    /** Shared pointer cells that writers replace and readers protect. */
+    private static final int CELLS = 8;
+
+    // ------------------------------------------------------------------------------------- a
+
+    /**
+     * Writers allocate nodes, fill every word with a pattern derived from a unique sequence
+     * number, publish them with a CAS into shared cells and retire the node they replaced; readers
+     * protect cells in two slots and re-read the nodes several times while spinning. With a debug
+     * allocator (freed blocks are poisoned with 0xDB past their first word) and a debug domain
+     * (no pool: every free reaches the allocator), a node freed or reused while protected shows up
+     * as poison or as a changed pattern. Afterwards every node is accounted for.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void noNodeIsFreedWhileProtectedOrPinned(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(2)
+                .debug(true).scanThreshold(8).minCalls(8).build();
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final int writers = 2;
+        final int readers = 2;
+        final int replacements = 25_000;
+        final AtomicInteger writersLeft = new AtomicInteger(writers);
+        final AtomicLong nodesRead = new AtomicLong();
+        boolean closed = false;
+        try {
+            runThreads(writers + readers, t -> {
+                if (t < writers) {
+                    try {
+                        for (int k = 0; k < replacements; k++) {
+                            try (Guard g = d.pin()) {
+                                final long node = g.allocate();
+                                writeNode(node, seq(t, k));
+                                final long cell = cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES;
+                                long old;
+                                do {
+                                    old = Words.la(cell);
+                                } while (!Words.cas(cell, old, node));
+                                if (old != 0) {
+                                    g.retire(old);
+                                }
+                            }
+                        }
+                    } finally {
+                        writersLeft.decrementAndGet();
+                    }
+                } else {
+                    long read = 0;
+                    int k = t;
+                    while (writersLeft.get() > 0) {
+                        try (Guard g = d.pin()) {
+                            final long p0 = g.protect(0, cells + (long) (k % CELLS) * Long.BYTES);
+                            final long p1 = g.protect(1, cells + (long) ((k * 5 + 1) % CELLS) * Long.BYTES);
+                            final long s0 = p0 == 0 ? 0 : Words.lp(p0);
+                            final long s1 = p1 == 0 ? 0 : Words.lp(p1);
+                            for (int round = 0; round < 3; round++) {
+                                if (p0 != 0) {
+                                    assertNull(checkNode(p0, s0));
+                                }
+                                if (p1 != 0) {
+                                    assertNull(checkNode(p1, s1));
+                                }
+                                for (int spin = 0; spin < 32; spin++) {
+                                    Thread.onSpinWait();
+                                }
+                            }
+                            read += (p0 != 0 ? 1 : 0) + (p1 != 0 ? 1 : 0);
+                        }
+                        k++;
+                    }
+                    nodesRead.addAndGet(read);
+                }
+            });
+            assertTrue(nodesRead.get() > 100, "readers protected too few nodes to test anything: " + nodesRead);
+            final ReclaimStats during = d.stats();
+            if (!leaks(scheme)) {
+                assertTrue(during.freed() > 0, () -> "nothing was freed while the readers ran: " + during);
+            }
+            final long drained = drainCells(d, cells);
+            d.flush();
+            assertAllFreed(scheme, d.stats(), (long) writers * replacements);
+            assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, (long) writers * replacements), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------- b
+
+    /**
+     * With the pool in front of the allocator (not debug): threads mix pins, protects,
+     * allocations and retires, then terminate; the main thread adopts what they left (flush reaps
+     * dead threads), and afterwards retired == freed and memory returns to its baseline on close.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void everythingRetiredIsFreedOnceThreadsAreQuiescentAndFlushed(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final int threads = 3;
+        final int ops = 20_000;
+        final AtomicLong retiredByWorkers = new AtomicLong();
+        boolean closed = false;
+        try {
+            runThreads(threads, t -> {
+                long retired = 0;
+                for (int k = 0; k < ops; k++) {
+                    try (Guard g = d.pin()) {
+                        final long cell = cells + (long) ((k + t) % CELLS) * Long.BYTES;
+                        final long seen = g.protect(0, cell);
+                        if (seen != 0) {
+                            assertNull(checkNode(seen));
+                        }
+                        if (k % 3 != 0) {
+                            final long node = g.allocate();
+                            writeNode(node, seq(t, k));
+                            final long old = Words.xchg(cell, node);
+                            if (old != 0) {
+                                g.retire(old);
+                                retired++;
+                            }
+                        } else {
+                            // a node that is never published may be retired directly
+                            final long node = g.allocate();
+                            g.retire(node);
+                            retired++;
+                        }
+                    }
+                }
+                retiredByWorkers.addAndGet(retired);
+            });
+            final long drained = drainCells(d, cells);
+            d.flush();
+            final ReclaimStats s = d.stats();
+            assertAllFreed(scheme, s, retiredByWorkers.get() + drained);
+            if (!leaks(scheme)) {
+                assertTrue(s.freed() >= (long) threads * ops * 2 / 3, () -> "too few frees: " + s);
+            }
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, s.retired()), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    /**
+     * Threads retire nodes and die without any flush; the main thread, which never pinned the
+     * domain, only reaps them and closes the domain. close() must still free the orphaned
+     * retired nodes, the pool's shared stack and the orphans' blocks.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void closeFreesWhatDepartedThreadsLeftEvenIfNoThreadIsRegistered(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
+        final AtomicLong retired = new AtomicLong();
+        try {
+            runThreads(2, t -> {
+                for (int k = 0; k < 3_000; k++) {
+                    try (Guard g = d.pin()) {
+                        g.retire(g.allocate());
+                    }
+                }
+                retired.addAndGet(3_000);
+            });
+            Participants.reapTerminated();
+            assertEquals(retired.get(), d.stats().retired());
+        } finally {
+            d.close();
+        }
+        assertEquals(baseline + leakedBytes(scheme, retired.get()), closeAndMeasure(d, a));
+    }
+
+    /**
+     * A departed thread's leftovers are handed on by whichever thread releases its participant id:
+     * often the JDK's Cleaner thread, which never exits, or a thread in the middle of claiming an
+     * id. The domain's release hook must free through paths that need no thread cache, or it
+     * parks memory in that thread's allocator cache, where no trim reaches it (and a claiming
+     * thread re-enters its own claim). Here a long-lived thread that never used the allocator
+     * does the reaping; afterwards no memory may sit in any allocator cache.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void departuresReapedByALongLivedThreadParkNoMemoryInItsAllocatorCache(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
+        final CountDownLatch reaped = new CountDownLatch(1);
+        final CountDownLatch exit = new CountDownLatch(1);
+        Thread keeper = null;
+        final long retired = 5_000;
+        try {
+            runThreads(1, t -> {
+                for (int k = 0; k < retired; k++) {
+                    try (Guard g = d.pin()) {
+                        g.retire(g.allocate());
+                    }
+                }
+            });
+            keeper = Thread.ofPlatform().name("keeper").start(() -> {
+                Participants.reapTerminated();
+                reaped.countDown();
+                try {
+                    exit.await();
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertTrue(reaped.await(30, TimeUnit.SECONDS));
+            d.flush();
+            assertAllFreed(scheme, d.stats(), retired);
+            d.close();
+            assertEquals(baseline + leakedBytes(scheme, retired), settle(a));
+            final AllocatorStats s = a.stats();
+            assertEquals(0, s.cachedBytes(), () -> "memory left in the reaping thread's allocator cache: " + s);
+        } finally {
+            exit.countDown();
+            if (keeper != null) {
+                keeper.join();
+            }
+            d.close();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------- c
+
+    /**
+     * 400 short-lived platform threads (4 at a time) each pin, protect, allocate, publish and
+     * retire some nodes and exit. Nothing they leave behind leaks: after a flush every retired
+     * node is freed, and after close the allocator is back to its baseline (plus, for none, the
+     * retired nodes).
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void threadChurnLeaksNothing(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final int batches = 100;
+        final int parallel = 4;
+        final int perThread = 30;
+        final AtomicLong retired = new AtomicLong();
+        boolean closed = false;
+        try {
+            for (int b = 0; b < batches; b++) {
+                final int batch = b;
+                runThreads(parallel, t -> retired.addAndGet(
+                        churnWork(d, cells, batch * parallel + t, perThread)));
+            }
+            final long drained = drainCells(d, cells);
+            d.flush();
+            final ReclaimStats s = d.stats();
+            assertAllFreed(scheme, s, retired.get() + drained);
+            assertEquals((long) batches * parallel * perThread, s.retired());
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, s.retired()), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    /**
+     * Threads give up their participant id with {@link Participants#close()} half-way and go on:
+     * the domain adopts their first guard's leftovers at once, the next pin registers a fresh
+     * guard, and nothing leaks.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void threadsThatCloseTheirParticipantIdAndContinueLeakNothing(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final AtomicLong retired = new AtomicLong();
+        boolean closed = false;
+        try {
+            for (int b = 0; b < 25; b++) {
+                final int batch = b;
+                runThreads(4, t -> {
+                    final Guard first;
+                    try (Guard g = d.pin()) {
+                        first = g;
+                    }
+                    retired.addAndGet(churnWork(d, cells, batch * 8 + t, 40));
+                    Participants.close();
+                    final Guard second;
+                    try (Guard g = d.pin()) {
+                        second = g;
+                        assertEquals(1, g.depth());
+                    }
+                    assertNotSame(first, second, "the guard of a released participant id was reused");
+                    retired.addAndGet(churnWork(d, cells, batch * 8 + 4 + t, 40));
+                });
+            }
+            final long drained = drainCells(d, cells);
+            d.flush();
+            final ReclaimStats s = d.stats();
+            assertAllFreed(scheme, s, retired.get() + drained);
+            assertEquals(25L * 4 * 80, s.retired());
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, s.retired()), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    /** Allocates {@code n} nodes, publishes them in the cells and retires what they replace; returns the number retired. */
+    private static long churnWork(final ReclaimDomain d, final long cells, final int thread, final int n) {
+        long retired = 0;
+        for (int k = 0; k < n; k++) {
+            try (Guard g = d.pin()) {
+                final long cell = cells + (long) ((k + thread) % CELLS) * Long.BYTES;
+                final long seen = g.protect(1, cells + (long) ((k * 7 + thread + 3) % CELLS) * Long.BYTES);
+                if (seen != 0) {
+                    assertNull(checkNode(seen));
+                }
+                final long node = g.allocate();
+                writeNode(node, seq(thread, k));
+                final long old = Words.xchg(cell, node);
+                if (old != 0) {
+                    g.retire(old);
+                    retired++;
+                }
+            }
+        }
+        return retired;
+    }
+
+    /**
+     * The epoch schemes' invariant, checked directly: while a thread is pinned at local epoch e,
+     * the global epoch stays at most e + 1 (else nodes it retires would be freed at once and nodes
+     * it reads could be freed under it). Threads outnumber cores and the epoch advances on almost
+     * every pin, so threads are often preempted between reading the epoch and announcing it.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.limbo.reclaim.ReclaimTestSupport#epochSchemes")
+    void whilePinnedTheEpochAdvancesAtMostOnce(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).scanThreshold(1)
+                .minCalls(1).build();
+        try {
+            final EpochDomain epochs = (EpochDomain) d;
+            final AtomicLong violations = new AtomicLong();
+            final AtomicLong maxLead = new AtomicLong();
+            runThreads(4, t -> {
+                for (int i = 0; i < 40_000; i++) {
+                    try (Guard g = d.pin()) {
+                        final long local = ((EpochDomain.EpochGuard) g).epoch;
+                        assertEquals(local << 1 | 1, Words.la(g.row + ReclaimDomain.ANNOUNCE), "announcement");
+                        for (int spin = 0; spin < (i & 15); spin++) {
+                            Thread.onSpinWait();
+                        }
+                        final long lead = Words.la(epochs.epochAddress) - local;
+                        if (lead > 1) {
+                            violations.incrementAndGet();
+                            maxLead.accumulateAndGet(lead, Math::max);
+                        }
+                    }
+                }
+            });
+            assertEquals(0, violations.get(), "pinned sections saw the epoch " + maxLead + " ahead of their own");
+            assertTrue(d.stats().advances() > 50, "the epoch hardly advanced: " + d.stats());
+        } finally {
+            d.close();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------- d
+
+    /**
+     * A stalled thread pins, protects the node in cell 0 (slot 0) and stays pinned while another
+     * thread runs 20 000 replace-and-retire cycles (each in its own section) on the same cell.
+     *
+     * <p>Expectations, as each scheme documents them:
+     * <ul>
+     *   <li>{@code hp} bounds garbage: a thread holds at most H + R retired nodes, with H = slots * n
+     *       protected ones and R = 2 * slots * n + scanThreshold (100 by default), n =
+     *       {@link Participants#highWater()}; n * (H + R) in all. Only the retiring thread retires
+     *       here, so unreclaimed nodes stay within H + R (checked every 500 retires), far below 20 000.</li>
+     *   <li>Epoch schemes ({@code ebr}, {@code debra}, {@code ebr-af}, {@code debra-af}) do not: the
+     *       epoch cannot pass the stalled thread's epoch + 1, so nothing retired after it pinned is
+     *       freed, and unreclaimed nodes are at least the number retired since.</li>
+     *   <li>{@code none} frees nothing at all.</li>
+     * </ul>
+     * In every scheme the stalled thread's protected node stays intact (debug allocator: it
+     * would be poisoned if freed), and once the stalled thread unpins and every thread has
+     * terminated, a flush frees everything.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void stalledThread(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final int defaultScanThreshold = 100;
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        final int warmup = 1_000;
+        final int cycles = 20_000;
+        final CountDownLatch warmedUp = new CountDownLatch(1);
+        final CountDownLatch pinned = new CountDownLatch(1);
+        final CountDownLatch unstall = new CountDownLatch(1);
+        final AtomicLong retiredBeforeStall = new AtomicLong(-1);
+        final LongAccumulator maxInLimboDuringStall = new LongAccumulator(Math::max, 0);
+        final AtomicLong inLimboAfterStall = new AtomicLong();
+        boolean closed = false;
+        try {
+            runThreads(2, t -> {
+                try {
+                    if (t == 0) { // the stalled thread
+                        await(warmedUp);
+                        final long node;
+                        try (Guard g = d.pin()) {
+                            node = g.protect(0, cell);
+                            assertNotEquals(0, node);
+                            final long seq = Words.lp(node);
+                            assertNull(checkNode(node, seq));
+                            pinned.countDown();
+                            await(unstall);
+                            assertNull(checkNode(node, seq), "the stalled thread's protected node was freed");
+                        }
+                    } else { // the retirer
+                        long k = 0;
+                        for (; k < warmup; k++) {
+                            replaceAndRetire(d, cell, k);
+                        }
+                        warmedUp.countDown();
+                        await(pinned);
+                        retiredBeforeStall.set(d.stats().retired());
+                        for (int i = 0; i < cycles; i++, k++) {
+                            replaceAndRetire(d, cell, k);
+                            if (i % 500 == 499) {
+                                maxInLimboDuringStall.accumulate(d.stats().inLimbo());
+                            }
+                        }
+                        inLimboAfterStall.set(d.stats().inLimbo());
+                    }
+                } catch (final InterruptedException e) {
+                    throw new AssertionError(e);
+                } finally {
+                    warmedUp.countDown(); // never leave the other thread waiting after a failure
+                    pinned.countDown();
+                    if (t == 1) {
+                        unstall.countDown();
+                    }
+                }
+            });
+            // The retirer released the stalled thread only after measuring (unstall is counted down
+            // in its finally block), so these are the values during the stall.
+            final long retiredDuringStall = cycles;
+            final long inLimbo = inLimboAfterStall.get();
+            // the first warm-up cycle found the cell empty
+            assertEquals(warmup - 1, retiredBeforeStall.get(), "retired before the stall");
+            if (d instanceof HazardPointers) {
+                final long n = Participants.highWater();
+                final long h = (long) d.slots() * n;
+                final long r = 2L * d.slots() * n + defaultScanThreshold;
+                final long max = maxInLimboDuringStall.get();
+                assertTrue(max <= h + r, "hp kept " + max + " unreclaimed nodes; one retiring thread may keep "
+                        + "at most H + R = " + (h + r) + " (n = " + n + ")");
+                assertTrue(inLimbo <= n * (h + r), "hp: " + inLimbo + " > n * (H + R)");
+                assertTrue(inLimbo >= 1, "hp freed the node that the stalled thread protects");
+                assertTrue(h + r < retiredDuringStall, "the bound must be below the retires to mean anything");
+            } else if (d instanceof EpochDomain) {
+                assertTrue(inLimbo >= retiredDuringStall, scheme + ": only " + inLimbo
+                        + " unreclaimed after " + retiredDuringStall + " retires during the stall: something retired"
+                        + " after the stalled thread pinned was freed");
+            } else if (leaks(scheme)) {
+                assertEquals(warmup - 1 + retiredDuringStall, inLimbo);
+            }
+            assertEquals(1, drainCell(d, cell));
+            d.flush();
+            assertAllFreed(scheme, d.stats(), warmup + retiredDuringStall);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, warmup + retiredDuringStall), closeAndMeasure(d, a, cell));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cell);
+            }
+        }
+    }
+
+    private static long drainCell(final ReclaimDomain d, final long cell) {
+        try (Guard g = d.pin()) {
+            final long old = Words.xchg(cell, 0);
+            if (old == 0) {
+                return 0;
+            }
+            assertNull(checkNode(old));
+            g.retire(old);
+            return 1;
+        }
+    }
+
+    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long k) {
+        try (Guard g = d.pin()) {
+            final long node = g.allocate();
+            writeNode(node, seq(7, k));
+            final long old = Words.xchg(cell, node);
+            if (old != 0) {
+                g.retire(old);
+            }
+        }
+    }
+
+    private static void await(final CountDownLatch latch) throws InterruptedException {
+        if (!latch.await(30, TimeUnit.SECONDS)) {
+            fail("timed out waiting for the other thread");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------- e
+
+    /**
+     * A nested pin returns the same guard and counts depth; the section (announcement, hazard
+     * slots) lasts until the outermost close: a node protected inside it and retired by another
+     * thread stays allocated through the inner close and is freed only after the outer one.
+     * Closing more often than pinned throws.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void sectionsAreReentrant(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true)
+                .scanThreshold(1).minCalls(1).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        boolean closed = false;
+        try {
+            final long node = d.allocateExclusive();
+            writeNode(node, seq(0, 42));
+            Words.sr(cell, node);
+            final Guard outer = d.pin();
+            try {
+                assertEquals(1, outer.depth());
+                final Guard inner = d.pin();
+                assertSame(outer, inner);
+                assertEquals(2, outer.depth());
+                try (Guard third = d.pin()) {
+                    assertSame(outer, third);
+                    assertEquals(3, third.depth());
+                }
+                assertEquals(node, inner.protect(0, cell));
+                inner.close();
+                assertEquals(1, outer.depth());
+                assertInSection(d, outer, node, true);
+
+                // Another thread unlinks and retires the node and tries hard to free it.
+                runThreads(1, t -> {
+                    try (Guard g = d.pin()) {
+                        assertNotSame(outer, g);
+                        final long old = Words.xchg(cell, 0);
+                        assertEquals(node, old);
+                        g.retire(old);
+                    }
+                    for (int i = 0; i < 50; i++) {
+                        try (Guard g = d.pin()) {
+                            g.protect(0, cell);
+                        }
+                        d.flush();
+                    }
+                    assertEquals(0, d.stats().freed(), "a node was freed while its protector was still pinned");
+                });
+                assertNull(checkNode(node, seq(0, 42)), "freed after an inner close");
+                assertEquals(0, d.stats().freed());
+            } finally {
+                outer.close();
+            }
+            assertEquals(0, outer.depth());
+            assertInSection(d, outer, node, false);
+            assertThrows(IllegalStateException.class, outer::close);
+            assertEquals(0, outer.depth());
+            assertThrows(IllegalStateException.class, () -> outer.protect(0, cell));
+
+            d.flush(); // adopts the dead thread's retired node; the section has ended
+            assertAllFreed(scheme, d.stats(), 1);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, 1), closeAndMeasure(d, a, cell));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cell);
+            }
+        }
+    }
+
+    /** What the rest of the system sees of {@code g}'s section: its announcement and hazard slot 0. */
+    private static void assertInSection(final ReclaimDomain d, final Guard g, final long node, final boolean in) {
+        if (d instanceof EpochDomain) {
+            assertEquals(in ? 1 : 0, Words.la(g.row + ReclaimDomain.ANNOUNCE) & 1, "announced active");
+        } else if (d instanceof HazardPointers) {
+            assertEquals(in ? node : 0, Words.la(g.row + ReclaimDomain.HAZARDS), "hazard slot 0");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------- helpers
+
+    /** Unlinks every node left in the cells and retires it (from the calling thread); returns how many. */
+    private static long drainCells(final ReclaimDomain d, final long cells) {
+        long n = 0;
+        try (Guard g = d.pin()) {
+            for (int c = 0; c < CELLS; c++) {
+                final long old = Words.xchg(cells + (long) c * Long.BYTES, 0);
+                if (old != 0) {
+                    assertNull(checkNode(old));
+                    g.retire(old);
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+}

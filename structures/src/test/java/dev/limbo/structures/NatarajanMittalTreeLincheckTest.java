@@ -1,0 +1,112 @@
+package dev.limbo.structures;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Scheme;
+import org.jetbrains.lincheck.datastructures.LongGen;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.junit.jupiter.api.Test;
+
+import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import static dev.limbo.structures.OffHeapStructure.RESERVED;
+
+/**
+ * Lincheck (stress mode) linearizability test of {@link NatarajanMittalTree} over a DEBRA domain,
+ * against a {@link TreeMap} specification. Keys 1..5, values 1..3, so that operations collide
+ * (and flagged leaves are met by get, insert and remove). Every instance Lincheck creates is
+ * closed after the check, then the domain.
+ */
+@Param(name = "key", gen = LongGen.class, conf = "1:5")
+@Param(name = "value", gen = LongGen.class, conf = "1:3")
+public class NatarajanMittalTreeLincheckTest {
+
+    static final LimboAllocator ALLOC = LimboAllocator.create();
+    static final ReclaimDomain DOMAIN = ReclaimDomain.builder(Scheme.DEBRA).allocator(ALLOC)
+            .recordBytes(NatarajanMittalTree.NODE_BYTES).slots(NatarajanMittalTree.SLOTS).build();
+    static final Queue<OffHeapStructure> CREATED = new ConcurrentLinkedQueue<>();
+
+    private final NatarajanMittalTree tree = new NatarajanMittalTree(DOMAIN);
+
+    public NatarajanMittalTreeLincheckTest() {
+        CREATED.add(tree);
+    }
+
+    @Operation
+    public boolean insert(@Param(name = "key") final long key, @Param(name = "value") final long value) {
+        return tree.insert(key, value);
+    }
+
+    @Operation
+    public long putIfAbsent(@Param(name = "key") final long key, @Param(name = "value") final long value) {
+        return tree.putIfAbsent(key, value);
+    }
+
+    @Operation
+    public long get(@Param(name = "key") final long key) {
+        return tree.get(key);
+    }
+
+    @Operation
+    public boolean contains(@Param(name = "key") final long key) {
+        return tree.contains(key);
+    }
+
+    @Operation
+    public long remove(@Param(name = "key") final long key) {
+        return tree.remove(key);
+    }
+
+    /** The sequential specification: a TreeMap with the same operations. */
+    public static final class Spec {
+        private final TreeMap<Long, Long> map = new TreeMap<>();
+
+        public boolean insert(final long key, final long value) {
+            return map.putIfAbsent(key, value) == null;
+        }
+
+        public long putIfAbsent(final long key, final long value) {
+            return orReserved(map.putIfAbsent(key, value));
+        }
+
+        public long get(final long key) {
+            return orReserved(map.get(key));
+        }
+
+        public boolean contains(final long key) {
+            return map.containsKey(key);
+        }
+
+        public long remove(final long key) {
+            return orReserved(map.remove(key));
+        }
+
+        private static long orReserved(final Long v) {
+            return v == null ? RESERVED : v;
+        }
+    }
+
+    @Test
+    void linearizable() {
+        try {
+            new StressOptions()
+                    .iterations(30)
+                    .invocationsPerIteration(2_000)
+                    .threads(3)
+                    .actorsPerThread(3)
+                    .actorsBefore(2)
+                    .actorsAfter(1)
+                    .sequentialSpecification(Spec.class)
+                    .check(getClass());
+        } finally {
+            for (OffHeapStructure s; (s = CREATED.poll()) != null; ) {
+                s.close();
+            }
+            DOMAIN.close();
+        }
+    }
+}
