@@ -16,7 +16,7 @@ public enum FlushPolicy {
      */
     PARTIAL_FLUSH,
     /**
-     * mimalloc: each superblock a cache is allocating from is owned by that cache. A block freed
+     * mimalloc, and the default: each superblock a cache is allocating from is owned by that cache. A block freed
      * by another thread goes onto the superblock's lock-free remote-free list, and the owner
      * collects that list when its own list runs dry, so memory returns to the thread that used it
      * and no two threads share a recently used line.
