@@ -1,0 +1,77 @@
+package dev.limbo.bench.suite;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The bench command's families. A JMH benchmark belongs to the family named by its package:
+ * {@code dev.limbo.bench.<family>.*}, so a benchmark class added to one of these packages joins
+ * its family without other edits.
+ */
+public enum Family {
+    /** Allocator benchmarks ({@code dev.limbo.bench.alloc}), parameter {@code allocator}. */
+    ALLOC("alloc", "allocator", "malloc"),
+    /** Reclamation benchmarks ({@code dev.limbo.bench.reclaim}), parameter {@code scheme}. */
+    RECLAIM("reclaim", "scheme", "none"),
+    /** Structure benchmarks ({@code dev.limbo.bench.structures}), parameter {@code scheme}. */
+    STRUCTURES("structures", "scheme", "none"),
+    /** Timed trials: garbage over time ({@code dev.limbo.bench.timeline}); not JMH. */
+    TIMELINE("timeline", "scheme", "none");
+
+    /** The package prefix of all benchmarks. */
+    public static final String ROOT = "dev.limbo.bench.";
+
+    private final String id;
+    private final String subject;
+    private final String baseline;
+
+    Family(final String id, final String subject, final String baseline) {
+        this.id = id;
+        this.subject = subject;
+        this.baseline = baseline;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** The parameter whose values are compared (the rows of the summary). */
+    public String subject() {
+        return subject;
+    }
+
+    /** The subject value the others are divided by. */
+    public String baseline() {
+        return baseline;
+    }
+
+    /** Whether the family runs through JMH. */
+    public boolean jmh() {
+        return this != TIMELINE;
+    }
+
+    /** The family of the benchmark named {@code username} (package.Class.method), or null. */
+    public static Family ofBenchmark(final String username) {
+        for (final Family f : values()) {
+            if (f.jmh() && username.startsWith(ROOT + f.id + ".")) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    public static Family of(final String id) {
+        for (final Family f : values()) {
+            if (f.id.equals(id.trim().toLowerCase(Locale.ROOT))) {
+                return f;
+            }
+        }
+        throw new IllegalArgumentException("unknown family '" + id + "'; known: "
+                + Arrays.stream(values()).map(Family::id).toList());
+    }
+
+    @Override
+    public String toString() {
+        return id;
+    }
+}

@@ -1,0 +1,230 @@
+package dev.limbo.bench.suite;
+
+import dev.limbo.bench.timeline.JfrTimeline;
+import dev.limbo.bench.timeline.TimedTrial;
+import dev.limbo.bench.timeline.Timelines;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** {@code report.md} and {@code results.csv}: the summary tables, the timed trials and the plots. */
+public final class Report {
+
+    /** Descriptions of the families' sections. */
+    private static final Map<Family, String> INTRO = Map.of(
+            Family.ALLOC, "Allocate/free throughput of Limbo's allocator against glibc malloc, Netty's pooled "
+                    + "allocator, a bump allocator that never frees and (full suite) one Arena per allocation. "
+                    + "x = throughput divided by malloc's at the same thread count.",
+            Family.RECLAIM, "The base cost of a guard (pin, protect one pointer, unpin) per reclamation scheme. "
+                    + "x = throughput divided by `none`'s (no reclamation) at the same thread count.",
+            Family.STRUCTURES, "Lock-free structures over each scheme, and `jdk`: the on-heap JDK counterpart "
+                    + "(ConcurrentLinkedQueue, ConcurrentSkipListMap, ConcurrentHashMap) with boxed longs. "
+                    + "x = throughput divided by `none`'s at the same thread count.");
+
+    /**
+     * What the report shows.
+     *
+     * @param spec          the suite
+     * @param command       the command line
+     * @param started       when the suite started (ISO text)
+     * @param seconds       how long it ran
+     * @param machine       a line about the machine and JDK
+     * @param groups        the JMH summary groups
+     * @param throughput    each group's plot file name (relative), if drawn
+     * @param allocPlot     the allocator comparison's file name, or null
+     * @param timeline      the timed trials, or null if the family did not run
+     * @param timelinePlots the timeline plots' file names
+     * @param jfr           the recording's Limbo events, or null
+     * @param jfrPlots      the JFR timeline file names, one per trial
+     * @param failures      failed forks and trials
+     * @param notes         other remarks (e.g. why plots are missing)
+     * @param files         every file in the results directory, relative
+     */
+    public record Data(SuiteSpec spec, String command, String started, double seconds, String machine,
+                       List<Summary.Group> groups, Map<Summary.Group, String> throughput, String allocPlot,
+                       Timelines.Outcome timeline, List<String> timelinePlots, JfrTimeline.Recording jfr,
+                       List<String> jfrPlots, List<String> failures, List<String> notes, List<String> files) {
+    }
+
+    private Report() {
+    }
+
+    /** The report as markdown. */
+    public static String markdown(final Data d) {
+        final StringBuilder b = new StringBuilder();
+        final SuiteSpec s = d.spec();
+        b.append("# Limbo benchmarks: ").append(s.name()).append(" suite\n\n");
+        b.append("- started: ").append(d.started()).append(", measured for ").append(Progress.clock(d.seconds()))
+                .append('\n');
+        b.append("- command: `").append(d.command()).append("`\n");
+        b.append("- machine: ").append(d.machine()).append('\n');
+        b.append(String.format(Locale.ROOT,
+                "- JMH: %d forks x (%d x %d ms warmup + %d x %d ms measured iterations), threads %s; score = mean over "
+                        + "all measured iterations of all forks, ± = JMH's 99.9%% confidence half-width%n",
+                s.forks(), s.warmupIterations(), s.warmupTime().toMillis(), s.iterations(), s.iterationTime().toMillis(),
+                s.threads()));
+        b.append("- raw data: [`jmh-result.json`](jmh-result.json) (JMH JSON), [`results.csv`](results.csv), "
+                + "[`jmh.log`](jmh.log) (JMH's full log)");
+        if (d.timeline() != null) {
+            b.append(", [`timeline.csv`](timeline.csv), [`timeline.json`](timeline.json)");
+            if (d.timeline().jfr() != null) {
+                b.append(", [`timeline.jfr`](timeline.jfr)");
+            }
+        }
+        b.append("\n\n");
+        if (!d.failures().isEmpty()) {
+            b.append("**Failures** (").append(d.failures().size()).append("; details in `jmh.log`):\n\n");
+            for (final String f : d.failures()) {
+                b.append("- ").append(f).append('\n');
+            }
+            b.append('\n');
+        }
+        for (final String n : d.notes()) {
+            b.append("> ").append(n).append("\n\n");
+        }
+        for (final Family f : Family.values()) {
+            final List<Summary.Group> gs = d.groups().stream().filter(g -> g.family() == f).toList();
+            if (gs.isEmpty()) {
+                continue;
+            }
+            b.append("## ").append(title(f)).append("\n\n").append(INTRO.getOrDefault(f, "")).append("\n\n");
+            for (final Summary.Group g : gs) {
+                b.append("### ").append(g.title()).append(" (").append(g.unit()).append(")\n\n");
+                b.append(Summary.markdown(g)).append('\n');
+                if (g.hasSecondary("unreclaimedNodes")) {
+                    b.append("Unreclaimed nodes at the end of an iteration (mean):\n\n");
+                    b.append(Summary.markdownSecondary(g, "unreclaimedNodes")).append('\n');
+                }
+                final String plot = d.throughput().get(g);
+                if (plot != null) {
+                    b.append("![").append(g.title()).append("](").append(plot).append(")\n\n");
+                }
+            }
+            if (f == Family.ALLOC && d.allocPlot() != null) {
+                b.append("### Allocator comparison\n\n![Allocator comparison](").append(d.allocPlot()).append(")\n\n");
+            }
+        }
+        others(b, d);
+        if (d.timeline() != null) {
+            timeline(b, d);
+        }
+        b.append("## Files\n\n");
+        for (final String f : d.files()) {
+            b.append("- [`").append(f).append("`](").append(f).append(")\n");
+        }
+        return b.toString();
+    }
+
+    private static void others(final StringBuilder b, final Data d) {
+        final List<Summary.Group> gs = d.groups().stream().filter(g -> g.family() == null).toList();
+        if (gs.isEmpty()) {
+            return;
+        }
+        b.append("## Other benchmarks\n\n");
+        for (final Summary.Group g : gs) {
+            b.append("### ").append(g.title()).append(" (").append(g.unit()).append(")\n\n")
+                    .append(Summary.markdown(g)).append('\n');
+        }
+    }
+
+    private static String title(final Family f) {
+        return switch (f) {
+            case ALLOC -> "Allocators";
+            case RECLAIM -> "Reclamation schemes";
+            case STRUCTURES -> "Structures";
+            case TIMELINE -> "Garbage over time";
+        };
+    }
+
+    private static void timeline(final StringBuilder b, final Data d) {
+        final Timelines.Outcome o = d.timeline();
+        b.append("## Garbage over time (timed trials)\n\n");
+        if (!o.results().isEmpty()) {
+            final TimedTrial.Config c = o.results().get(0).config();
+            b.append(String.format(Locale.ROOT, "Setbench-style timed trials: a %s prefilled to %d of %d keys, "
+                            + "%d threads, %d%% updates (half insert, half delete); per scheme %.1f s unsampled warmup (JIT), "
+                            + "then %.1f s sampled every %d ms (time 0 = end of warmup); a fresh allocator and domain "
+                            + "per scheme, all in the bench command's JVM.%n%n", c.structure().id(),
+                    c.keyRange() / 2, c.keyRange(), c.threads(), c.updatePercent(), c.warmup().toMillis() / 1000.0,
+                    c.duration().toMillis() / 1000.0, c.sampleInterval().toMillis()));
+            b.append("| scheme | Mops/s | peak unreclaimed | unreclaimed at end | retired | freed | epoch advances | scans |\n");
+            b.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+            for (final TimedTrial.Result r : o.results()) {
+                final List<TimedTrial.Sample> samples = r.samples();
+                b.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %d | %d | %d |%n", r.config().scheme(),
+                        Summary.number(r.mopsPerSecond()), r.peakUnreclaimed(),
+                        samples.isEmpty() ? 0 : samples.get(samples.size() - 1).unreclaimed(), r.stats().retired(),
+                        r.stats().freed(), r.stats().advances(), r.stats().scans()));
+            }
+            b.append('\n');
+        }
+        for (final Map.Entry<String, String> f : o.failures().entrySet()) {
+            b.append("- **").append(f.getKey()).append(" failed**: ").append(f.getValue()).append('\n');
+        }
+        if (!o.failures().isEmpty()) {
+            b.append('\n');
+        }
+        for (final String p : d.timelinePlots()) {
+            b.append("![").append(p).append("](").append(p).append(")\n\n");
+        }
+        if (d.jfr() != null) {
+            b.append("### JFR timelines\n\n");
+            b.append("Recorded into `timeline.jfr` with every `dev.limbo.*` event enabled (so these trials ran "
+                    + "with JFR on). One row per thread; a box per reclamation batch (its duration; boxes shorter "
+                    + "than a pixel are drawn 1.5 px wide), hazard scan or allocator cache flush, a diamond per "
+                    + "epoch advance (Token-EBR Fig. 2). Re-render with `./limbo bench jfr-timeline "
+                    + "<dir>/timeline.jfr`.\n\n");
+            b.append("| trial | reclamation batches | deferred batches | hazard scans | cache flushes | epoch advances |\n");
+            b.append("|---|---:|---:|---:|---:|---:|\n");
+            for (final JfrTimeline.Window w : d.jfr().windows()) {
+                final JfrTimeline.Recording r = d.jfr();
+                b.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d |%n", w.title(),
+                        r.count(JfrTimeline.Kind.RECLAMATION, w), r.count(JfrTimeline.Kind.DEFERRED, w),
+                        r.count(JfrTimeline.Kind.HAZARD_SCAN, w), r.count(JfrTimeline.Kind.CACHE_FLUSH, w),
+                        r.count(JfrTimeline.Kind.EPOCH_ADVANCE, w)));
+            }
+            b.append('\n');
+            for (final String p : d.jfrPlots()) {
+                b.append("![").append(p).append("](").append(p).append(")\n\n");
+            }
+        }
+    }
+
+    /** One line per measurement, with the ratio to the group's baseline. */
+    public static void writeCsv(final List<Summary.Group> groups, final Path file) throws IOException {
+        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file))) {
+            w.println(Csv.line("family", "benchmark", "params", "subject", "threads", "score", "error", "unit",
+                    "samples", "baseline", "ratio", "unreclaimed_nodes", "off_heap_bytes"));
+            for (final Summary.Group g : groups) {
+                for (final String s : g.subjects()) {
+                    for (final int t : g.threads()) {
+                        final Measurement m = g.cell(s, t);
+                        if (m == null) {
+                            continue;
+                        }
+                        final List<String> fixed = new ArrayList<>();
+                        g.fixed().forEach((k, v) -> fixed.add(k + "=" + v));
+                        w.println(Csv.line(g.family() == null ? "" : g.family().id(), m.shortName(),
+                                String.join(" ", fixed), s, t, m.score(), m.error(), m.unit(), m.samples(),
+                                g.baseline(), g.ratio(s, t), m.secondary().get("unreclaimedNodes"),
+                                m.secondary().get("offHeapBytes")));
+                    }
+                }
+            }
+        }
+    }
+
+    /** Plot file names by group, for groups whose plot was drawn. */
+    public static Map<Summary.Group, String> names(final Map<Summary.Group, Path> files) {
+        final Map<Summary.Group, String> m = new LinkedHashMap<>();
+        files.forEach((g, p) -> m.put(g, p.getFileName().toString()));
+        return m;
+    }
+}

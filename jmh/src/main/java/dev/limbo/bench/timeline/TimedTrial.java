@@ -1,0 +1,413 @@
+package dev.limbo.bench.timeline;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Participants;
+import dev.limbo.core.Region;
+import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.ReclaimStats;
+import dev.limbo.structures.HarrisMichaelList;
+import dev.limbo.structures.MichaelHashMap;
+import dev.limbo.structures.NatarajanMittalTree;
+import dev.limbo.structures.OffHeapStructure;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A timed trial in the style of setbench (Brown et al.; the Token-EBR paper's Figs. 4-9, Stamp-it's
+ * Fig. 9): prefill a structure to half its key range, run {@code threads} threads on a random
+ * insert/delete/lookup mix for a fixed time, and sample every {@code sampleInterval} the
+ * unreclaimed (retired, not yet freed) nodes, the committed off-heap bytes and the throughput.
+ *
+ * <p>Throughput comes from per-thread counters, each in its own 128-byte stretch of one array and
+ * published with an opaque store by its owner only, so the sampler adds no shared contended write
+ * to the hot loop. Each trial builds a fresh allocator and domain and closes both afterwards.
+ */
+public final class TimedTrial {
+
+    /** The structures a trial can run. */
+    public enum Structure {
+        /** {@link NatarajanMittalTree}: 32-byte nodes, 5 guard slots. */
+        TREE("tree"),
+        /** {@link HarrisMichaelList}: 24-byte nodes, 3 slots (use a small key range). */
+        LIST("list"),
+        /** {@link MichaelHashMap}: Harris-Michael buckets, load factor about 1. */
+        HASHMAP("hashmap");
+
+        private final String id;
+
+        Structure(final String id) {
+            this.id = id;
+        }
+
+        public String id() {
+            return id;
+        }
+
+        public static Structure of(final String id) {
+            for (final Structure s : values()) {
+                if (s.id.equals(id)) {
+                    return s;
+                }
+            }
+            throw new IllegalArgumentException("unknown structure '" + id + "'; known: tree, list, hashmap");
+        }
+
+        @Override
+        public String toString() {
+            return id;
+        }
+    }
+
+    /**
+     * What to run.
+     *
+     * @param structure      the structure
+     * @param scheme         the reclamation scheme id
+     * @param threads        worker threads
+     * @param warmup         how long the workers run before sampling starts (the JIT compiles the
+     *                       operations; garbage already accumulates)
+     * @param duration       how long the workers run after the warmup, sampled
+     * @param sampleInterval time between samples
+     * @param keyRange       keys are drawn from [0, keyRange); the structure is prefilled to half
+     * @param updatePercent  percentage of updates (half inserts, half deletes); the rest are lookups
+     * @param seed           base seed of the threads' random numbers
+     */
+    public record Config(Structure structure, String scheme, int threads, Duration warmup, Duration duration,
+                         Duration sampleInterval,
+                         int keyRange, int updatePercent, long seed) {
+        public Config {
+            if (threads < 1) {
+                throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+            }
+            if (keyRange < 2) {
+                throw new IllegalArgumentException("keyRange must be >= 2, got " + keyRange);
+            }
+            if (updatePercent < 0 || updatePercent > 100) {
+                throw new IllegalArgumentException("updatePercent must be in [0, 100], got " + updatePercent);
+            }
+            if (duration.isNegative() || duration.isZero() || sampleInterval.isNegative() || sampleInterval.isZero()
+                    || warmup.isNegative()) {
+                throw new IllegalArgumentException("duration and sampleInterval must be positive, warmup >= 0");
+            }
+        }
+    }
+
+    /**
+     * One sample.
+     *
+     * @param seconds        time since sampling started (after the warmup)
+     * @param unreclaimed    retired nodes not yet freed ({@link ReclaimStats#inLimbo()})
+     * @param retired        nodes retired so far
+     * @param committedBytes bytes committed in the whole off-heap region
+     * @param bytesInUse     bytes in live allocations of the trial's allocator
+     * @param ops            operations completed since the previous sample
+     * @param mopsPerSecond  throughput since the previous sample, in million operations per second
+     */
+    public record Sample(double seconds, long unreclaimed, long retired, long committedBytes, long bytesInUse,
+                         long ops, double mopsPerSecond) {
+    }
+
+    /**
+     * A trial's outcome.
+     *
+     * @param config         what ran
+     * @param samples        the samples, the first at time 0
+     * @param totalOps       operations completed by all workers
+     * @param seconds        measured run time
+     * @param prefillSeconds time the prefill took
+     * @param stats          the domain's counters at the end, before it was closed
+     */
+    public record Result(Config config, List<Sample> samples, long totalOps, double seconds, double prefillSeconds,
+                         ReclaimStats stats) {
+        /** Mean throughput in million operations per second. */
+        public double mopsPerSecond() {
+            return seconds > 0 ? totalOps / seconds / 1e6 : 0;
+        }
+
+        /** The largest unreclaimed count sampled. */
+        public long peakUnreclaimed() {
+            return samples.stream().mapToLong(Sample::unreclaimed).max().orElse(0);
+        }
+    }
+
+    /** longs per counter: 128 bytes, two cache lines, so adjacent-line prefetch does not share. */
+    private static final int STRIDE = 16;
+    private static final VarHandle COUNTS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private TimedTrial() {
+    }
+
+    /** The operations a trial calls, the same for every structure. */
+    private interface Target extends AutoCloseable {
+        boolean insert(long key);
+
+        boolean remove(long key);
+
+        boolean contains(long key);
+
+        OffHeapStructure structure();
+
+        @Override
+        default void close() {
+            structure().close();
+        }
+    }
+
+    private static Target open(final Structure s, final ReclaimDomain d, final int keyRange) {
+        return switch (s) {
+            case TREE -> {
+                final NatarajanMittalTree t = new NatarajanMittalTree(d);
+                yield new Target() {
+                    public boolean insert(final long k) {
+                        return t.insert(k, k);
+                    }
+
+                    public boolean remove(final long k) {
+                        return t.remove(k) != OffHeapStructure.RESERVED;
+                    }
+
+                    public boolean contains(final long k) {
+                        return t.contains(k);
+                    }
+
+                    public OffHeapStructure structure() {
+                        return t;
+                    }
+                };
+            }
+            case LIST -> {
+                final HarrisMichaelList l = new HarrisMichaelList(d);
+                yield new Target() {
+                    public boolean insert(final long k) {
+                        return l.insert(k);
+                    }
+
+                    public boolean remove(final long k) {
+                        return l.remove(k) != OffHeapStructure.RESERVED;
+                    }
+
+                    public boolean contains(final long k) {
+                        return l.contains(k);
+                    }
+
+                    public OffHeapStructure structure() {
+                        return l;
+                    }
+                };
+            }
+            case HASHMAP -> {
+                final MichaelHashMap m = new MichaelHashMap(d, Math.max(16, Integer.highestOneBit(Math.max(1, keyRange / 2)) << 1));
+                yield new Target() {
+                    public boolean insert(final long k) {
+                        return m.putIfAbsent(k, k) == OffHeapStructure.RESERVED;
+                    }
+
+                    public boolean remove(final long k) {
+                        return m.remove(k) != OffHeapStructure.RESERVED;
+                    }
+
+                    public boolean contains(final long k) {
+                        return m.contains(k);
+                    }
+
+                    public OffHeapStructure structure() {
+                        return m;
+                    }
+                };
+            }
+        };
+    }
+
+    private static ReclaimDomain domain(final Structure s, final String scheme, final LimboAllocator allocator) {
+        final ReclaimDomain.Builder b = ReclaimDomain.builder(scheme).allocator(allocator);
+        return switch (s) {
+            case TREE -> b.recordBytes(NatarajanMittalTree.NODE_BYTES).slots(NatarajanMittalTree.SLOTS).build();
+            case LIST, HASHMAP -> b.recordBytes(24).slots(3).build();
+        };
+    }
+
+    /** Runs one trial; {@code onStart} and {@code onEnd} run on the calling thread around the timed part. */
+    public static Result run(final Config c, final Runnable onStart, final Runnable onEnd) throws InterruptedException {
+        final LimboAllocator allocator = LimboAllocator.create();
+        final ReclaimDomain domain = domain(c.structure(), c.scheme(), allocator);
+        try (Target target = open(c.structure(), domain, c.keyRange())) {
+            final long prefillStart = System.nanoTime();
+            final Rng prefill = new Rng(c.seed());
+            for (int size = 0; size < c.keyRange() / 2; ) {
+                if (target.insert(prefill.nextInt(c.keyRange()))) {
+                    size++;
+                }
+            }
+            final double prefillSeconds = (System.nanoTime() - prefillStart) / 1e9;
+            final Result r = measure(c, target, domain, allocator, onStart, onEnd, prefillSeconds);
+            Participants.close();
+            return r;
+        } finally {
+            domain.close();
+            allocator.trim();
+        }
+    }
+
+    private static Result measure(final Config c, final Target target, final ReclaimDomain domain,
+                                  final LimboAllocator allocator, final Runnable onStart, final Runnable onEnd,
+                                  final double prefillSeconds) throws InterruptedException {
+        final long[] counts = new long[(c.threads() + 2) * STRIDE];
+        final CountDownLatch go = new CountDownLatch(1);
+        final Worker[] workers = new Worker[c.threads()];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Worker(c, target, counts, (i + 1) * STRIDE, go, c.seed() * 31 + i + 1);
+            workers[i].setName(String.format(Locale.ROOT, "limbo-trial-%s-%d", c.scheme(), i));
+            workers[i].setDaemon(true);
+            workers[i].start();
+        }
+        final List<Sample> samples = new ArrayList<>();
+        final Region region = Region.global();
+        final long interval = c.sampleInterval().toNanos();
+        final long duration = c.duration().toNanos();
+        go.countDown();
+        final long warm = System.nanoTime() + c.warmup().toNanos();
+        for (long now; (now = System.nanoTime()) < warm; ) {
+            LockSupport.parkNanos(warm - now);
+        }
+        onStart.run();
+        final long t0 = System.nanoTime();
+        final long startOps = total(counts, c.threads());
+        samples.add(sample(0, domain, region, allocator, 0, 0));
+        long lastOps = startOps;
+        long lastTime = t0;
+        long next = t0 + interval;
+        long end = t0 + duration;
+        boolean failed = false;
+        while (true) {
+            final long deadline = Math.min(next, end);
+            for (long now; (now = System.nanoTime()) < deadline; ) {
+                LockSupport.parkNanos(deadline - now);
+            }
+            final long now = System.nanoTime();
+            final long ops = total(counts, c.threads());
+            samples.add(sample((now - t0) / 1e9, domain, region, allocator, ops - lastOps, now - lastTime));
+            lastOps = ops;
+            lastTime = now;
+            if (!failed) {
+                for (final Worker w : workers) {
+                    if (w.failure != null) {
+                        failed = true;
+                        end = now; // stop at once: the result is reported as failed below
+                    }
+                }
+            }
+            if (now >= end) {
+                break;
+            }
+            next += interval;
+        }
+        for (final Worker w : workers) {
+            w.stop = true;
+        }
+        for (final Worker w : workers) {
+            w.join();
+        }
+        final long elapsed = lastTime - t0; // up to the last sample, like the operations counted
+        onEnd.run();
+        for (final Worker w : workers) {
+            if (w.failure != null) {
+                throw new IllegalStateException("timed trial " + c.structure() + "/" + c.scheme() + ": worker "
+                        + w.getName() + " failed: " + w.failure, w.failure);
+            }
+        }
+        return new Result(c, samples, lastOps - startOps, elapsed / 1e9, prefillSeconds, domain.stats());
+    }
+
+    private static Sample sample(final double seconds, final ReclaimDomain domain, final Region region,
+                                 final LimboAllocator allocator, final long ops, final long nanos) {
+        final ReclaimStats s = domain.stats();
+        return new Sample(seconds, s.inLimbo(), s.retired(), region.committedBytes(), allocator.stats().bytesInUse(),
+                ops, nanos > 0 ? ops * 1e3 / nanos : 0);
+    }
+
+    private static long total(final long[] counts, final int threads) {
+        long sum = 0;
+        for (int i = 1; i <= threads; i++) {
+            sum += (long) COUNTS.getOpaque(counts, i * STRIDE);
+        }
+        return sum;
+    }
+
+    /** A worker: the operation mix until told to stop; publishes its count after every operation. */
+    private static final class Worker extends Thread {
+        private final Target target;
+        private final long[] counts;
+        private final int slot;
+        private final CountDownLatch go;
+        private final Rng rng;
+        private final int keyRange;
+        private final int insertBelow;
+        private final int updateBelow;
+        volatile boolean stop;
+        volatile Throwable failure;
+
+        Worker(final Config c, final Target target, final long[] counts, final int slot, final CountDownLatch go,
+               final long seed) {
+            this.target = target;
+            this.counts = counts;
+            this.slot = slot;
+            this.go = go;
+            this.rng = new Rng(seed);
+            this.keyRange = c.keyRange();
+            this.insertBelow = c.updatePercent() / 2;
+            this.updateBelow = c.updatePercent();
+        }
+
+        @Override
+        public void run() {
+            try {
+                go.await();
+                long n = 0;
+                while (!stop) {
+                    final int r = rng.nextInt(100);
+                    final long key = rng.nextInt(keyRange);
+                    if (r < insertBelow) {
+                        target.insert(key);
+                    } else if (r < updateBelow) {
+                        target.remove(key);
+                    } else {
+                        target.contains(key);
+                    }
+                    COUNTS.setOpaque(counts, slot, ++n);
+                }
+            } catch (final Throwable t) {
+                failure = t;
+            } finally {
+                Participants.close();
+            }
+        }
+    }
+
+    /** xorshift64*, allocation-free. */
+    static final class Rng {
+        private long state;
+
+        Rng(final long seed) {
+            this.state = seed == 0 ? 0x9E3779B97F4A7C15L : seed * 0x9E3779B97F4A7C15L;
+            if (state == 0) {
+                state = 1;
+            }
+        }
+
+        int nextInt(final int bound) {
+            long x = state;
+            x ^= x >>> 12;
+            x ^= x << 25;
+            x ^= x >>> 27;
+            state = x;
+            return (int) (((x * 0x2545F4914F6CDD1DL) >>> 33) % bound);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.limbo.bench.suite;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class CsvTest {
+
+    @Test
+    void quotesOnlyWhatNeedsIt() {
+        assertEquals("a,1,2.5,,\"x,y\",\"say \"\"hi\"\"\"", Csv.line("a", 1, 2.5, null, "x,y", "say \"hi\""));
+        assertEquals("\"two\nlines\"", Csv.line("two\nlines"));
+    }
+
+    @Test
+    void numbersAreLocaleFreeAndShort() {
+        assertEquals("3", Csv.line(3.0));
+        assertEquals("0.1", Csv.line(0.1));
+        assertEquals("1.23457e+06", Csv.line(1234567.5));
+        assertEquals("", Csv.line(Double.NaN));
+        assertEquals("-2.5", Csv.line(-2.5));
+    }
+
+    @Test
+    void resultsCsvHasOneLinePerMeasurementWithRatio(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("results.csv");
+        Report.writeCsv(Summary.groups(SummaryTest.sample()), file);
+        final List<String> lines = Files.readAllLines(file);
+        assertEquals(1 + SummaryTest.sample().size(), lines.size());
+        assertEquals("family,benchmark,params,subject,threads,score,error,unit,samples,baseline,ratio,"
+                + "unreclaimed_nodes,off_heap_bytes", lines.get(0));
+        assertEquals("structures,TreeBench.operation,keyRange=10000,debra,1,8,,ops/us,4,none,0.8,7,", lines.get(4));
+        assertEquals("alloc,AllocFastPath.pair,size=16,limbo,1,150,3,ops/us,4,malloc,3,7,", lines.get(6));
+    }
+
+    @Test
+    void reportMarkdownHasTablesAndPlots() {
+        final List<Summary.Group> groups = Summary.groups(SummaryTest.sample());
+        final Report.Data d = new Report.Data(SuiteSpec.quickSuite(), "./limbo bench", "2026-01-01T00:00", 75,
+                "2 cores", groups, Map.of(groups.get(0), "throughput-structures-TreeBench.png"), "alloc-comparison.png",
+                null, List.of(), null, List.of(), List.of("X failed"), List.of(), List.of("report.md"));
+        final String md = Report.markdown(d);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("# Limbo benchmarks: quick suite"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("measured for 1:15"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("## Structures"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains(Summary.markdown(groups.get(0))), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("![TreeBench.operation (keyRange=10000)]"
+                + "(throughput-structures-TreeBench.png)"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("![Allocator comparison](alloc-comparison.png)"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("- X failed"), md);
+    }
+}

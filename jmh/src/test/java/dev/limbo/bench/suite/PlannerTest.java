@@ -1,0 +1,101 @@
+package dev.limbo.bench.suite;
+
+import dev.limbo.reclaim.Scheme;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PlannerTest {
+
+    static final List<BenchmarkInfo> BENCHMARKS = List.of(
+            new BenchmarkInfo("dev.limbo.bench.alloc.AllocFastPath.pair",
+                    Map.of("allocator", List.of("limbo", "malloc", "arena", "bump", "netty"), "size", List.of("16"))),
+            new BenchmarkInfo("dev.limbo.bench.alloc.AllocLarson.run",
+                    Map.of("allocator", List.of("limbo", "malloc"))),
+            new BenchmarkInfo("dev.limbo.bench.reclaim.ReclaimGuardPtr.guardPtr",
+                    Map.of("scheme", List.of("none", "ebr"))),
+            new BenchmarkInfo("dev.limbo.bench.structures.HashMapBench.cdrc",
+                    Map.of("scheme", List.of("jdk", "none"))),
+            new BenchmarkInfo("dev.limbo.bench.structures.TreeBench.operation",
+                    Map.of("scheme", List.of("jdk", "none"), "keyRange", List.of("1000000"),
+                            "updatePercent", List.of("100"))),
+            new BenchmarkInfo("dev.limbo.bench.Demo.notAFamily", Map.of()));
+
+    static final List<String> ALL = Arrays.stream(Scheme.values()).map(Scheme::id).toList();
+
+    static Planner.Request request(final SuiteSpec spec) {
+        return new Planner.Request(spec, EnumSet.allOf(Family.class), null, null, null, Map.of());
+    }
+
+    @Test
+    void quickSuiteTakesItsSubsetAndEverySchemeFromTheEnum() {
+        final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.quickSuite()), BENCHMARKS);
+        final List<String> names = runs.stream().map(r -> r.benchmark().shortName() + "@" + r.threads()).toList();
+        assertEquals(List.of("AllocFastPath.pair@1", "AllocFastPath.pair@2", "ReclaimGuardPtr.guardPtr@1",
+                "ReclaimGuardPtr.guardPtr@2", "TreeBench.operation@1", "TreeBench.operation@2"), names);
+        assertEquals(List.of("limbo", "malloc", "netty", "bump"), runs.get(0).params().get("allocator"));
+        assertEquals(ALL, runs.get(2).params().get("scheme"), "schemes come from Scheme.values(), not @Param");
+        final List<String> withJdk = new ArrayList<>(List.of("jdk"));
+        withJdk.addAll(ALL);
+        assertEquals(withJdk, runs.get(4).params().get("scheme"));
+        assertEquals(List.of("10000"), runs.get(4).params().get("keyRange"));
+        assertEquals(List.of("10000"), runs.get(4).overrides().get("keyRange"));
+        assertEquals(withJdk.size() * 2, runs.get(4).forks());
+    }
+
+    @Test
+    void fullSuiteRunsEveryBenchmarkWithDeclaredParameters() {
+        final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.full(2)), BENCHMARKS);
+        assertEquals(List.of(1, 2, 4), SuiteSpec.full(2).threads());
+        assertEquals(5 * 3, runs.size());
+        assertTrue(runs.stream().anyMatch(r -> r.benchmark().shortName().equals("HashMapBench.cdrc")));
+        final PlannedRun pair = runs.get(0);
+        assertEquals(List.of("limbo", "malloc", "arena", "bump", "netty"), pair.params().get("allocator"));
+        assertTrue(!pair.overrides().containsKey("allocator"), "declared allocators are JMH's defaults");
+        final PlannedRun tree = runs.get(runs.size() - 1);
+        assertEquals(List.of("1000000"), tree.params().get("keyRange"));
+        assertEquals(3 * (ALL.size() + 1), tree.forks());
+    }
+
+    @Test
+    void filtersAndOverrides() {
+        final Planner.Request r = new Planner.Request(SuiteSpec.quickSuite(), EnumSet.of(Family.STRUCTURES),
+                List.of("debra", "hp"), null, Pattern.compile("HashMap"), Map.of("scheme", List.of("hp")));
+        final List<PlannedRun> runs = Planner.plan(r, BENCHMARKS);
+        assertEquals(2, runs.size(), "--include lifts the quick subset");
+        assertEquals(List.of("hp"), runs.get(0).params().get("scheme"), "-p wins over --schemes");
+        final Planner.Request jdkOnly = new Planner.Request(SuiteSpec.quickSuite(),
+                EnumSet.of(Family.RECLAIM, Family.STRUCTURES), List.of("jdk"), null, null, Map.of());
+        final List<PlannedRun> jdk = Planner.plan(jdkOnly, BENCHMARKS);
+        assertTrue(jdk.stream().allMatch(p -> p.family() == Family.STRUCTURES), "the guard benchmark has no jdk");
+        assertEquals(List.of("jdk"), jdk.get(0).params().get("scheme"));
+    }
+
+    @Test
+    void estimates() {
+        final SuiteSpec q = SuiteSpec.quickSuite();
+        assertEquals(0.3 + 0.4 + SuiteSpec.FORK_OVERHEAD_SECONDS, q.forkSeconds(), 1e-9);
+        final List<PlannedRun> runs = Planner.plan(request(q), BENCHMARKS);
+        assertEquals(runs.stream().mapToInt(PlannedRun::forks).sum() * q.forkSeconds(), Planner.estimateSeconds(runs),
+                1e-9);
+        assertEquals(List.of(1, 2, 4, 8, 16, 32), SuiteSpec.sweep(16));
+        assertEquals(List.of(1, 2, 4, 8, 12, 16, 24), SuiteSpec.sweep(12));
+        assertEquals(List.of(1, 2), SuiteSpec.sweep(1));
+    }
+
+    @Test
+    void familiesByPackage() {
+        assertEquals(Family.ALLOC, Family.ofBenchmark("dev.limbo.bench.alloc.X.y"));
+        assertEquals(Family.STRUCTURES, Family.ofBenchmark("dev.limbo.bench.structures.New.op"));
+        assertEquals(null, Family.ofBenchmark("dev.limbo.bench.Demo.main"));
+        assertEquals(Family.TIMELINE, Family.of(" Timeline "));
+    }
+}

@@ -1,0 +1,96 @@
+package dev.limbo.bench.timeline;
+
+import dev.limbo.bench.suite.Charts;
+import dev.limbo.reclaim.ReclaimStats;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+public class TimelinesTest {
+
+    public static TimedTrial.Result result(final String scheme) {
+        final TimedTrial.Config c = new TimedTrial.Config(TimedTrial.Structure.TREE, scheme, 2, Duration.ZERO,
+                Duration.ofMillis(100), Duration.ofMillis(50), 1000, 100, 1);
+        return new TimedTrial.Result(c, List.of(new TimedTrial.Sample(0, 0, 0, 1 << 20, 4096, 0, 0),
+                new TimedTrial.Sample(0.05, 120, 300, 2 << 20, 8192, 5000, 0.1)), 5000, 0.05, 0.01,
+                new ReclaimStats(scheme, 300, 180, 120, 3, 4, 0));
+    }
+
+    @Test
+    void csvHasOneLinePerSample(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("timeline.csv");
+        Timelines.writeCsv(List.of(result("debra"), result("hp")), file);
+        final List<String> lines = Files.readAllLines(file);
+        assertEquals(List.of(
+                "scheme,structure,threads,seconds,unreclaimed_nodes,retired_nodes,committed_bytes,bytes_in_use,ops,mops_per_s",
+                "debra,tree,2,0,0,0,1048576,4096,0,0",
+                "debra,tree,2,0.05,120,300,2097152,8192,5000,0.1",
+                "hp,tree,2,0,0,0,1048576,4096,0,0",
+                "hp,tree,2,0.05,120,300,2097152,8192,5000,0.1"), lines);
+    }
+
+    @Test
+    void jsonHoldsTrialsSamplesAndFailures(@TempDir final Path dir) throws Exception {
+        final Path file = dir.resolve("timeline.json");
+        Timelines.writeJson(List.of(result("debra")), Map.of("hp", "boom \"quoted\""), file);
+        final String json = Files.readString(file);
+        assertTrue(json.contains("\"scheme\": \"debra\""), json);
+        assertTrue(json.contains("\"peakUnreclaimed\": 120"), json);
+        assertTrue(json.contains("\"unreclaimed\": [0, 120]"), json);
+        assertTrue(json.contains("\"failures\": {\"hp\": \"boom \\\"quoted\\\"\"}"), json);
+        assertEquals("\"a\\nb\\u0001\"", Timelines.quote("a\nb\u0001"));
+    }
+
+    @Test
+    void configRejectsNonsense() {
+        assertThrows(IllegalArgumentException.class, () -> new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 0,
+                Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 50, 1));
+        assertThrows(IllegalArgumentException.class, () -> new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 1,
+                Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 101, 1));
+        assertThrows(IllegalArgumentException.class, () -> TimedTrial.Structure.of("skiplist"));
+    }
+
+    @Test
+    void shortTrialSamplesGarbageAndThroughput() throws Exception {
+        final TimedTrial.Config c = new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 2, Duration.ofMillis(50),
+                Duration.ofMillis(300), Duration.ofMillis(50), 2000, 100, 7);
+        final TimedTrial.Result r = TimedTrial.run(c, () -> { }, () -> { });
+        assertTrue(r.samples().size() >= 6, "samples: " + r.samples().size());
+        assertEquals(0, r.samples().get(0).seconds());
+        assertTrue(r.totalOps() > 0);
+        assertTrue(r.stats().retired() > 0);
+        assertEquals(r.totalOps(), r.samples().stream().mapToLong(TimedTrial.Sample::ops).sum());
+    }
+
+    @Test
+    void jfrTimelineDrawsOneRowPerThread(@TempDir final Path dir) throws Exception {
+        Assumptions.assumeTrue(Charts.unavailableReason() == null, "no fonts for Java2D here");
+        final long t0 = 1_000_000_000_000L;
+        final List<JfrTimeline.Span> spans = List.of(
+                new JfrTimeline.Span(JfrTimeline.Kind.RECLAMATION, "limbo-trial-debra-0", t0 + 1_000_000, t0 + 3_000_000),
+                new JfrTimeline.Span(JfrTimeline.Kind.EPOCH_ADVANCE, "limbo-trial-debra-1", t0 + 2_000_000,
+                        t0 + 2_000_000),
+                new JfrTimeline.Span(JfrTimeline.Kind.HAZARD_SCAN, "other", t0 + 90_000_000, t0 + 91_000_000));
+        final JfrTimeline.Window w = new JfrTimeline.Window("debra", "debra", t0, t0 + 100_000_000);
+        final JfrTimeline.Recording rec = new JfrTimeline.Recording(spans, List.of(w));
+        assertEquals(1, rec.count(JfrTimeline.Kind.RECLAMATION, w));
+        assertNotNull(JfrTimeline.chart(spans, w));
+        assertNull(JfrTimeline.chart(spans, new JfrTimeline.Window("empty", "e", t0 + 200_000_000, t0 + 300_000_000)));
+        final List<Path> files = JfrTimeline.render(rec, dir, "t", 10);
+        assertEquals(List.of(dir.resolve("t-debra.png")), files);
+        assertTrue(Files.size(files.get(0)) > 1000);
+        assertEquals("worker 3", JfrTimeline.shortName("limbo-trial-ebr-af-3"));
+    }
+}
