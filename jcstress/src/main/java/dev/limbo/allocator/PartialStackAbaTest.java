@@ -4,6 +4,7 @@ import dev.limbo.allocator.internal.DescriptorLayout;
 import dev.limbo.allocator.internal.Descriptors;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Words;
+import dev.limbo.stress.StackAbaOracle;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.Description;
@@ -13,10 +14,6 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.IIIII_Result;
 import org.openjdk.jcstress.infra.results.IIII_Result;
 
-import java.util.ArrayDeque;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -60,78 +57,7 @@ public final class PartialStackAbaTest {
     /** Spins of the stalled pop in the models. */
     static final int PAUSE_SPINS = 100;
 
-    /** Results (r1, r2, 0, rest) of the 4 sequential orders of the two-actor tests, encoded by {@link #key}. */
-    private static final Set<Long> LINEARIZABLE_2 = linearizable(false);
-    /** Results (r1, r2, r3, rest) of the 20 sequential orders of the three-actor test. */
-    private static final Set<Long> LINEARIZABLE_3 = linearizable(true);
-
     private PartialStackAbaTest() {
-    }
-
-    static long key(final int r1, final int r2, final int r3, final long rest) {
-        return ((r1 * 100L + r2) * 10 + r3) * 10_000_000L + rest;
-    }
-
-    /**
-     * Simulates every order of actor 1's pop (P1), actor 3's pop (P3, if {@code withActor3}) and actor
-     * 2's pop, pop, push on a sequential stack a, b, c.
-     */
-    private static Set<Long> linearizable(final boolean withActor3) {
-        final Set<Long> set = new HashSet<>();
-        final int slots = withActor3 ? 5 : 4;
-        for (int p1 = 0; p1 < slots; p1++) {
-            for (int p3 = withActor3 ? 0 : -1; p3 < (withActor3 ? slots : 0); p3++) {
-                if (p1 == p3) {
-                    continue;
-                }
-                final ArrayDeque<Integer> stack = new ArrayDeque<>(List.of(1, 2, 3)); // head = top
-                int r1 = 0;
-                int r3 = 0;
-                int x = 0;
-                int y = 0;
-                int step = 0;
-                for (int slot = 0; slot < slots; slot++) {
-                    if (slot == p1) {
-                        r1 = stack.isEmpty() ? 0 : stack.pop();
-                    } else if (slot == p3) {
-                        r3 = stack.isEmpty() ? 0 : stack.pop();
-                    } else if (step++ == 0) {
-                        x = stack.isEmpty() ? 0 : stack.pop();
-                    } else if (step == 2) {
-                        y = stack.isEmpty() ? 0 : stack.pop();
-                    } else if (x != 0) {
-                        stack.push(x);
-                    }
-                }
-                long rest = 0;
-                for (final int v : stack) {
-                    rest = rest * 10 + v;
-                }
-                set.add(key(r1, 10 * x + y, r3, rest));
-            }
-        }
-        return set;
-    }
-
-    /**
-     * The verdict of a result: 0 linearizable, 1 every descriptor once but not linearizable, 2 a
-     * descriptor held twice or lost, a cycle ({@code rest < 0}), or a stranger (letter 9).
-     */
-    static int verdict(final Set<Long> linearizable, final int r1, final int r2, final int r3, final long rest) {
-        if (rest >= 0 && linearizable.contains(key(r1, r2, r3, rest))) {
-            return 0;
-        }
-        if (rest < 0) {
-            return 2;
-        }
-        final int[] seen = new int[10];
-        seen[r1]++;
-        seen[r2 % 10]++; // y is held by actor 2; x went back on the stack
-        seen[r3]++;
-        for (long v = rest; v != 0; v /= 10) {
-            seen[(int) (v % 10)]++;
-        }
-        return seen[1] == 1 && seen[2] == 1 && seen[3] == 1 && seen[9] == 0 ? 1 : 2;
     }
 
     /** A stack of one {@link Descriptors} with three descriptors of it, leased by one state at a time. */
@@ -243,7 +169,7 @@ public final class PartialStackAbaTest {
         public void check(final IIII_Result r) {
             final long rest = drain();
             r.r3 = (int) rest;
-            r.r4 = verdict(LINEARIZABLE_2, r.r1, r.r2, 0, rest);
+            r.r4 = StackAbaOracle.verdict2(r.r1, r.r2, rest);
         }
     }
 
@@ -295,7 +221,7 @@ public final class PartialStackAbaTest {
         public void check(final IIIII_Result r) {
             final long rest = drain();
             r.r4 = (int) rest;
-            r.r5 = verdict(LINEARIZABLE_3, r.r1, r.r2, r.r3, rest);
+            r.r5 = StackAbaOracle.verdict3(r.r1, r.r2, r.r3, rest);
         }
     }
 
@@ -405,7 +331,7 @@ public final class PartialStackAbaTest {
         final void arbiter(final IIII_Result r) {
             final long rest = stack.rest(this);
             r.r3 = (int) rest;
-            r.r4 = verdict(LINEARIZABLE_2, r.r1, r.r2, 0, rest);
+            r.r4 = StackAbaOracle.verdict2(r.r1, r.r2, rest);
             ds.retire(a);
             ds.retire(b);
             ds.retire(c);

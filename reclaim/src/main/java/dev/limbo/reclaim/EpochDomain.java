@@ -135,9 +135,9 @@ abstract class EpochDomain extends ReclaimDomain {
     }
 
     @Override
-    final void drainRetired(final Guard guard, final Guard sink) {
+    final void drainRetired(final Guard guard, final BlockBag target) {
         for (final BlockBag bag : ((EpochGuard) guard).bags) {
-            bag.moveAllTo(sink.pool);
+            bag.moveAllTo(target);
             bag.releaseBlocks();
         }
     }

@@ -74,9 +74,9 @@ final class HazardPointers extends ReclaimDomain {
     }
 
     @Override
-    void drainRetired(final Guard guard, final Guard sink) {
+    void drainRetired(final Guard guard, final BlockBag target) {
         final HpGuard g = (HpGuard) guard;
-        g.retiredList.moveAllTo(sink.pool);
+        g.retiredList.moveAllTo(target);
         g.releaseBlocks();
     }
 

@@ -1,6 +1,7 @@
 package dev.limbo.reclaim;
 
 import dev.limbo.core.Words;
+import dev.limbo.reclaim.internal.BlockBag;
 
 /**
  * Scheme {@code none}: never frees a retired node. The baseline that every scheme's overhead is
@@ -39,7 +40,7 @@ final class NoReclamation extends ReclaimDomain {
     }
 
     @Override
-    void drainRetired(final Guard g, final Guard sink) {
+    void drainRetired(final Guard g, final BlockBag target) {
         // nothing is tracked
     }
 

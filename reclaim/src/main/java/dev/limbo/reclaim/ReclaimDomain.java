@@ -250,30 +250,25 @@ public abstract class ReclaimDomain implements AutoCloseable {
         } catch (final Exception e) {
             throw new IllegalStateException(e);
         }
-        Guard sink = null;
+        // Everything goes through one fresh bag: no guard needs to be left (threads may all have departed).
+        final BlockSource blocks = new BlockSource(allocator);
+        final BlockBag bag = new BlockBag(blocks);
         for (int i = 0; i < guards.length(); i++) {
             final Guard g = guards.getAndSet(i, null);
             if (g != null) {
                 g.released = true;
-                if (sink == null) {
-                    sink = g;
-                } else {
-                    drainInto(g, sink);
-                }
+                drainRetired(g, bag);
+                g.freeable.moveAllTo(bag);
+                g.freeable.releaseBlocks();
+                g.pool.moveAllTo(bag);
+                g.pool.releaseBlocks();
+                g.blocks.close();
             }
         }
-        if (sink != null) {
-            drainInto(sink, sink);
-        }
-        // Orphans and the shared pool must be freed even when every thread that used the domain
-        // has departed (no guard is left to drain through).
-        final BlockSource blocks = sink != null ? sink.blocks : new BlockSource(allocator);
-        final BlockBag bag = sink != null ? sink.pool : new BlockBag(blocks);
-        final long[] scratch = sink != null ? sink.scratch : new long[BlockLayout.CAPACITY];
         for (Orphan o; (o = orphans.poll()) != null; ) {
             o.bag().moveAllTo(bag);
         }
-        pool.drain(bag, blocks, scratch);
+        pool.drain(bag, blocks, new long[BlockLayout.CAPACITY]);
         blocks.close();
         allocator.free(slotMemory);
         freeSchemeMemory();
@@ -299,8 +294,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
      */
     abstract void abandon(Guard g);
 
-    /** Teardown: moves every record that {@code g} still tracks into {@code sink}'s pool bag. */
-    abstract void drainRetired(Guard g, Guard sink);
+    /** Teardown: moves every record that {@code g} still tracks into {@code target}. */
+    abstract void drainRetired(Guard g, BlockBag target);
 
     /** Epoch advances so far; 0 for schemes without epochs. */
     abstract long advances();
@@ -401,17 +396,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
         final BlockBag moved = new BlockBag(g.blocks);
         bag.moveAllTo(moved);
         return moved;
-    }
-
-    private void drainInto(final Guard g, final Guard sink) {
-        drainRetired(g, sink);
-        g.freeable.moveAllTo(sink.pool);
-        g.freeable.releaseBlocks();
-        if (g != sink) {
-            g.pool.moveAllTo(sink.pool);
-            g.pool.releaseBlocks();
-            g.blocks.close();
-        }
     }
 
     final void checkOpen() {
