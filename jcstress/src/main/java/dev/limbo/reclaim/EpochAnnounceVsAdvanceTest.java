@@ -2,12 +2,16 @@ package dev.limbo.reclaim;
 
 import dev.limbo.stress.WordSlots;
 import dev.limbo.core.Words;
+import dev.limbo.core.internal.Native;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
 import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
 import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE_INTERESTING;
@@ -23,8 +27,8 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  *
  * <p>Every state starts with a cell that links node r (a padded word of its own) and a quiescent
  * announcement word (0). Actor {@code reader} announces epoch {@value #EPOCH} as
- * {@code EpochGuard.announce} does, an opaque store of {@code e << 1 | 1} (2) and a full fence (3),
- * then acquire-loads the cell, as {@code EpochGuard.protect} does. Actor {@code unlinkScan} unlinks r
+ * {@code EpochGuard.announce} does in symmetric mode, a getAndSet of {@code e << 1 | 1} on a heap
+ * array word (the store (2) and the full fence (3) in one locked instruction), then acquire-loads the cell, as {@code EpochGuard.protect} does. Actor {@code unlinkScan} unlinks r
  * with a CAS r -> 0, as a data structure does before it retires r, then scans: a full fence (the
  * scanner's own (3) when it scans on pin, or (7) in flush) and an acquire load (4) of the reader's
  * announcement. Result (reader, scanner): reader 1 = it read r, 0 = it read the unlinked cell;
@@ -39,6 +43,10 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  * cannot show it, since its locked CAS is itself a full fence (nor can ARMv8, whose acquire load
  * cannot pass a preceding store-release); Power could. Each broken outcome is marked
  * ACCEPTABLE_INTERESTING so that the suite does not fail on it.
+ *
+ * <p>{@link Asymmetric} is the default mode's pairing: no fence in the reader at all, and
+ * membarrier on the scanner's side. {@link BrokenNoAnnounceFence} has the same reader with a scanner
+ * that only fences itself, and shows the outcome that membarrier excludes.
  */
 public final class EpochAnnounceVsAdvanceTest {
 
@@ -46,6 +54,7 @@ public final class EpochAnnounceVsAdvanceTest {
     static final long EPOCH = 5;
     /** The reader's announcement: epoch {@value #EPOCH}, active. */
     static final long ANNOUNCED = EPOCH << 1 | 1;
+    static final VarHandle ANNOUNCEMENTS = MethodHandles.arrayElementVarHandle(long[].class).withInvokeExactBehavior();
 
     private EpochAnnounceVsAdvanceTest() {
     }
@@ -54,7 +63,20 @@ public final class EpochAnnounceVsAdvanceTest {
     abstract static class Base {
         final long node = WordSlots.word(0);
         final long cell = WordSlots.word(node);
-        final long announcement = WordSlots.word(0);
+        /** The reader's announcement: a heap array word, as in {@link EpochDomain}. */
+        final long[] announcement = new long[1];
+
+        final void announceFenced() {
+            final long previous = (long) ANNOUNCEMENTS.getAndSet(announcement, 0, ANNOUNCED); // (2), (3)
+        }
+
+        final void announceUnfenced() {
+            ANNOUNCEMENTS.setOpaque(announcement, 0, ANNOUNCED); // (2) only
+        }
+
+        final long scan() {
+            return (long) ANNOUNCEMENTS.getAcquire(announcement, 0); // (4)
+        }
 
         /** 1 if the reader read r, 0 if it read the unlinked cell, 9 for anything else. */
         final int readerSaw(final long p) {
@@ -68,11 +90,11 @@ public final class EpochAnnounceVsAdvanceTest {
     }
 
     /**
-     * As {@link EpochDomain} does it: announce (2) with an opaque store, full fence (3), read; unlink
+     * As {@link EpochDomain} does it: announce with a getAndSet ((2) and (3)), read; unlink
      * with a CAS, full fence ((3) or (7)), acquire-load (4) the announcement.
      */
     @JCStressTest
-    @Description("opaqueStore(A, e|1); fullFence; la(cell) || cas(cell, r, 0); fullFence; la(A): "
+    @Description("xchg(A, e|1); la(cell) || cas(cell, r, 0); fullFence; la(A): "
             + "the reader holds r only if the scanner sees it active")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
@@ -83,8 +105,7 @@ public final class EpochAnnounceVsAdvanceTest {
     public static class Fenced extends Base {
         @Actor
         public void reader(final II_Result r) {
-            Words.opaqueStore(announcement, ANNOUNCED); // (2)
-            Words.fullFence(); // (3)
+            announceFenced(); // (2), (3)
             r.r1 = readerSaw(Words.la(cell));
         }
 
@@ -92,7 +113,38 @@ public final class EpochAnnounceVsAdvanceTest {
         public void unlinkScan(final II_Result r) {
             Words.cas(cell, node, 0);
             Words.fullFence(); // (3) or (7)
-            r.r2 = scannerSaw(Words.la(announcement)); // (4)
+            r.r2 = scannerSaw(scan()); // (4)
+        }
+    }
+
+    /**
+     * As {@link EpochDomain} does it in asymmetric mode (the default where the kernel has
+     * membarrier): the reader announces with an opaque store and no fence, and reads; the scanner
+     * unlinks with a CAS, issues the heavy barrier membarrier(PRIVATE_EXPEDITED) (8), and
+     * acquire-loads the announcement. Its broken variant is {@link BrokenNoAnnounceFence}: the same
+     * reader, with a scanner that has only a full fence of its own.
+     */
+    @JCStressTest
+    @Description("opaqueStore(A, e|1); la(cell) || cas(cell, r, 0); membarrier; la(A): "
+            + "the heavy barrier on the scanner's side stands in for the reader's fence")
+    @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
+    @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
+    @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan ran before the announcement; the reader's read followed the unlink")
+    @Outcome(id = "1, 0", expect = FORBIDDEN, desc = "the reader holds r, but the scanner saw it quiescent and would advance and free r")
+    @Outcome(expect = FORBIDDEN, desc = "a value nobody wrote")
+    @State
+    public static class Asymmetric extends Base {
+        @Actor
+        public void reader(final II_Result r) {
+            announceUnfenced(); // (2); (3) is program order
+            r.r1 = readerSaw(Words.la(cell));
+        }
+
+        @Actor
+        public void unlinkScan(final II_Result r) {
+            Words.cas(cell, node, 0);
+            Native.membarrier(); // (8)
+            r.r2 = scannerSaw(scan()); // (4)
         }
     }
 
@@ -112,14 +164,14 @@ public final class EpochAnnounceVsAdvanceTest {
     public static class BrokenReleaseAcquire extends Base {
         @Actor
         public void reader(final II_Result r) {
-            Words.sr(announcement, ANNOUNCED);
+            ANNOUNCEMENTS.setRelease(announcement, 0, ANNOUNCED);
             r.r1 = readerSaw(Words.la(cell));
         }
 
         @Actor
         public void unlinkScan(final II_Result r) {
             Words.sr(cell, 0);
-            r.r2 = scannerSaw(Words.la(announcement));
+            r.r2 = scannerSaw(scan());
         }
     }
 
@@ -140,7 +192,7 @@ public final class EpochAnnounceVsAdvanceTest {
     public static class BrokenNoAnnounceFence extends Base {
         @Actor
         public void reader(final II_Result r) {
-            Words.opaqueStore(announcement, ANNOUNCED); // (2), no (3)
+            announceUnfenced(); // (2), no (3)
             r.r1 = readerSaw(Words.la(cell));
         }
 
@@ -148,7 +200,7 @@ public final class EpochAnnounceVsAdvanceTest {
         public void unlinkScan(final II_Result r) {
             Words.cas(cell, node, 0);
             Words.fullFence();
-            r.r2 = scannerSaw(Words.la(announcement));
+            r.r2 = scannerSaw(scan());
         }
     }
 
@@ -159,7 +211,7 @@ public final class EpochAnnounceVsAdvanceTest {
      * an acquire load after a store-release), so on those machines (1, 0) is not expected to show.
      */
     @JCStressTest
-    @Description("BROKEN (not on x86): opaqueStore(A, e|1); fullFence; la(cell) || cas(cell, r, 0); la(A): no fence before the scan")
+    @Description("BROKEN (not on x86): xchg(A, e|1); la(cell) || cas(cell, r, 0); la(A): no fence before the scan")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan ran before the announcement; the reader's read followed the unlink")
@@ -170,15 +222,14 @@ public final class EpochAnnounceVsAdvanceTest {
     public static class BrokenNoScanFence extends Base {
         @Actor
         public void reader(final II_Result r) {
-            Words.opaqueStore(announcement, ANNOUNCED); // (2)
-            Words.fullFence(); // (3)
+            announceFenced(); // (2), (3)
             r.r1 = readerSaw(Words.la(cell));
         }
 
         @Actor
         public void unlinkScan(final II_Result r) {
             Words.cas(cell, node, 0);
-            r.r2 = scannerSaw(Words.la(announcement)); // no (3)/(7) before it
+            r.r2 = scannerSaw(scan()); // no (3)/(7) before it
         }
     }
 }

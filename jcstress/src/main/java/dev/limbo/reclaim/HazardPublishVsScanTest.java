@@ -22,7 +22,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  *
  * <p>Every state starts with a cell that links node r (a padded word of its own) and an empty hazard
  * slot. Actor {@code protect} runs {@code HpGuard.protect}'s loop: p = acquire load of the cell (1);
- * then, until the pointer is stable, publish p in the slot with an opaque store (2), full fence (3),
+ * then, until the pointer is stable, publish p in the slot and fence ((2) and (3): one getAndSet),
  * re-load the cell (1) and compare. Actor {@code unlinkScan} unlinks r with a CAS r -> 0, then scans
  * as {@code HpGuard.scan} does: a full fence (4) and an acquire load (5) of the slot. Result
  * (protect, scan): protect 1 = it returned r (validated as linked), 0 = it returned the unlinked
@@ -49,13 +49,14 @@ public final class HazardPublishVsScanTest {
         final long cell = WordSlots.word(node);
         final long hazard = WordSlots.word(0);
 
-        /** {@code HpGuard.protect}'s loop on {@link #cell} with slot {@link #hazard}, with or without (3). */
+        /** {@code HpGuard.protect}'s loop on {@link #cell} with slot {@link #hazard}; without (3), the publish is a plain opaque store. */
         final long protect(final boolean fence) {
             long p = Words.la(cell); // (1)
             while (true) {
-                Words.opaqueStore(hazard, p); // (2)
                 if (fence) {
-                    Words.fullFence(); // (3)
+                    Words.xchg(hazard, p); // (2), (3)
+                } else {
+                    Words.opaqueStore(hazard, p); // (2) only
                 }
                 final long q = Words.la(cell); // (1)
                 if (q == p) {
@@ -78,7 +79,7 @@ public final class HazardPublishVsScanTest {
 
     /** As {@link HazardPointers} does it: publish (2), fence (3), validate (1) || unlink CAS, fence (4), load (5). */
     @JCStressTest
-    @Description("protect: la; opaqueStore(h, p); fullFence; la == p? || cas(cell, r, 0); fullFence; la(h): "
+    @Description("protect: la; xchg(h, p); la == p? || cas(cell, r, 0); fullFence; la(h): "
             + "a validated r is seen by the scan")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the protect validated r; the scan saw the hazard and keeps r")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the scan saw r published; the validation then saw the unlink and the protect retried")

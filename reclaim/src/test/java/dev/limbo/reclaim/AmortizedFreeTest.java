@@ -26,10 +26,11 @@ class AmortizedFreeTest {
     private static final String AMORTIZED = "dev.limbo.reclaim.ReclaimTestSupport#amortizedSchemes";
     private static final int MAX_PINS = 100_000;
 
+    /** A domain whose epoch may advance on every pin (symmetric fences: no rationed heavy barriers). */
     private static ReclaimDomain domain(final Scheme scheme, final LimboAllocator a, final int freesPerPin,
                                         final boolean adaptive) {
         return ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).minCalls(1).scanThreshold(1)
-                .freesPerPin(freesPerPin).adaptive(adaptive).build();
+                .asymmetricFence(false).freesPerPin(freesPerPin).adaptive(adaptive).build();
     }
 
     /** Retires {@code n} fresh records in one section. */

@@ -19,11 +19,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.limbo.allocator.AllocatorStats;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
+import dev.limbo.core.internal.Native;
+import java.time.Duration;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -401,40 +404,75 @@ class SchemeSuiteTest {
     /**
      * The epoch schemes' invariant, checked directly: while a thread is pinned at local epoch e,
      * the global epoch stays at most e + 1 (else nodes it retires would be freed at once and nodes
-     * it reads could be freed under it). Threads outnumber cores and the epoch advances on almost
-     * every pin, so threads are often preempted between reading the epoch and announcing it.
+     * it reads could be freed under it). Threads outnumber cores and the epoch advances as often as
+     * the scheme allows, so threads are often preempted between reading the epoch and announcing
+     * it. Both fence modes: symmetric (a fence per pin), and asymmetric (no fence per pin, a
+     * membarrier per epoch, here with no rationing so that epochs advance often).
      */
     @ParameterizedTest
     @MethodSource("dev.limbo.reclaim.ReclaimTestSupport#epochSchemes")
     void whilePinnedTheEpochAdvancesAtMostOnce(final Scheme scheme) throws InterruptedException {
-        final LimboAllocator a = LimboAllocator.create();
-        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).scanThreshold(1)
-                .minCalls(1).build();
-        try {
-            final EpochDomain epochs = (EpochDomain) d;
-            final AtomicLong violations = new AtomicLong();
-            final AtomicLong maxLead = new AtomicLong();
-            runThreads(4, t -> {
-                for (int i = 0; i < 40_000; i++) {
-                    try (Guard g = d.pin()) {
-                        final long local = ((EpochDomain.EpochGuard) g).epoch;
-                        assertEquals(local << 1 | 1, Words.la(g.row + ReclaimDomain.ANNOUNCE), "announcement");
-                        for (int spin = 0; spin < (i & 15); spin++) {
-                            Thread.onSpinWait();
-                        }
-                        final long lead = Words.la(epochs.epochAddress) - local;
-                        if (lead > 1) {
-                            violations.incrementAndGet();
-                            maxLead.accumulateAndGet(lead, Math::max);
+        for (final boolean asymmetric : new boolean[] {false, true}) {
+            final LimboAllocator a = LimboAllocator.create();
+            final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).scanThreshold(1)
+                    .minCalls(1).asymmetricFence(asymmetric).heavyBarrierInterval(Duration.ZERO).build();
+            try {
+                assertEquals(asymmetric && Native.MEMBARRIER, d.asymmetricFence, "fence mode");
+                final EpochDomain epochs = (EpochDomain) d;
+                final AtomicLong violations = new AtomicLong();
+                final AtomicLong maxLead = new AtomicLong();
+                runThreads(4, t -> {
+                    for (int i = 0; i < 40_000; i++) {
+                        try (Guard g = d.pin()) {
+                            final long local = ((EpochDomain.EpochGuard) g).epoch;
+                            assertEquals(local << 1 | 1, epochs.announcementOf(g.id), "announcement");
+                            for (int spin = 0; spin < (i & 15); spin++) {
+                                Thread.onSpinWait();
+                            }
+                            final long lead = epochs.globalEpoch() - local;
+                            if (lead > 1) {
+                                violations.incrementAndGet();
+                                maxLead.accumulateAndGet(lead, Math::max);
+                            }
                         }
                     }
+                });
+                assertEquals(0, violations.get(), "pinned sections saw the epoch " + maxLead
+                        + " ahead of their own (asymmetric fence: " + d.asymmetricFence + ")");
+                assertTrue(d.stats().advances() > 50, "the epoch hardly advanced: " + d.stats());
+            } finally {
+                d.close();
+            }
+        }
+    }
+
+    /**
+     * Asymmetric mode rations heavy barriers, and so epoch advances, to one per interval: with a
+     * long interval and nobody flushing, a busy domain advances a few times at most, while
+     * flush() issues its barrier at once and still frees everything.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.limbo.reclaim.ReclaimTestSupport#epochSchemes")
+    void asymmetricModeAdvancesAtMostOncePerBarrierInterval(final Scheme scheme) {
+        assumeTrue(Native.MEMBARRIER, "membarrier is not supported here");
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).scanThreshold(1)
+                .minCalls(1).asymmetricFence(true).heavyBarrierInterval(Duration.ofHours(1)).build();
+        try {
+            for (int i = 0; i < 20_000; i++) {
+                try (Guard g = d.pin()) {
+                    g.retire(g.allocate());
                 }
-            });
-            assertEquals(0, violations.get(), "pinned sections saw the epoch " + maxLead + " ahead of their own");
-            assertTrue(d.stats().advances() > 50, "the epoch hardly advanced: " + d.stats());
+            }
+            assertTrue(d.stats().advances() <= 2, "advanced more often than the interval allows: " + d.stats());
+            assertTrue(d.stats().inLimbo() > 10_000, "records were freed without grace periods: " + d.stats());
+            d.flush();
+            assertEquals(0, d.stats().inLimbo(), "flush left records in limbo: " + d.stats());
         } finally {
             d.close();
         }
+        assertEquals(baseline, a.stats().bytesInUse(), "bytes in use after close");
     }
 
     // ------------------------------------------------------------------------------------- d
@@ -659,7 +697,7 @@ class SchemeSuiteTest {
     /** What the rest of the system sees of {@code g}'s section: its announcement and hazard slot 0. */
     private static void assertInSection(final ReclaimDomain d, final Guard g, final long node, final boolean in) {
         if (d instanceof EpochDomain) {
-            assertEquals(in ? 1 : 0, Words.la(g.row + ReclaimDomain.ANNOUNCE) & 1, "announced active");
+            assertEquals(in ? 1 : 0, ((EpochDomain) d).announcementOf(g.id) & 1, "announced active");
         } else if (d instanceof HazardPointers) {
             assertEquals(in ? node : 0, Words.la(g.row + ReclaimDomain.HAZARDS), "hazard slot 0");
         }

@@ -18,7 +18,8 @@ import java.util.Locale;
  *
  * <p>The memory-management calls ({@code mmap}, {@code munmap}, {@code madvise}) capture
  * {@code errno} and turn a failure into an exception whose message carries the call, its
- * arguments, the errno value, its name and {@code strerror}'s text. {@code malloc}/{@code free}
+ * arguments, the errno value, its name and {@code strerror}'s text, as does {@code membarrier}
+ * (through {@code syscall}, the heavy side of the epoch schemes' asymmetric fence). {@code malloc}/{@code free}
  * exist only as a benchmark baseline; they pass pointers as {@code long} and are linked as
  * {@linkplain Linker.Option#critical(boolean) critical} so the baseline pays no thread-state
  * transition, which is the fairest comparison we can give it.
@@ -39,6 +40,10 @@ public final class Native {
     public static final int MAP_ANONYMOUS = 0x20;
     public static final int MAP_NORESERVE = 0x4000;
     public static final int MADV_DONTNEED = 4;
+    /** membarrier(2) commands. */
+    private static final int MEMBARRIER_CMD_QUERY = 0;
+    private static final int MEMBARRIER_CMD_PRIVATE_EXPEDITED = 1 << 3;
+    private static final int MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED = 1 << 4;
     private static final int SC_PAGESIZE = 30;
     private static final int SC_PHYS_PAGES = 85;
     private static final long MAP_FAILED = -1L;
@@ -55,6 +60,13 @@ public final class Native {
     private static final MethodHandle STRERROR;
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
+    private static final MethodHandle SYSCALL;
+    /** The membarrier system call number of this architecture, or -1 where unknown. */
+    private static final long SYS_MEMBARRIER = switch (System.getProperty("os.arch", "")) {
+        case "amd64", "x86_64" -> 324L;
+        case "aarch64" -> 283L;
+        default -> -1L;
+    };
 
     static {
         if (AVAILABLE) {
@@ -78,10 +90,19 @@ public final class Native {
                     FunctionDescriptor.of(pointer, ValueLayout.JAVA_LONG), critical);
             FREE = LINKER.downcallHandle(libc.find("free").orElseThrow(),
                     FunctionDescriptor.ofVoid(pointer), critical);
+            SYSCALL = LINKER.downcallHandle(libc.find("syscall").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno, Linker.Option.firstVariadicArg(1));
         } else {
-            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = null;
+            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = SYSCALL = null;
         }
     }
+
+    /**
+     * True when {@link #membarrier()} works: Linux on x86-64 or AArch64 with a kernel (4.14+) that
+     * supports {@code MEMBARRIER_CMD_PRIVATE_EXPEDITED}, and this process registered for it.
+     */
+    public static final boolean MEMBARRIER = registerMembarrier();
 
     private Native() {
     }
@@ -176,6 +197,47 @@ public final class Native {
             FREE.invokeExact(address);
         } catch (final Throwable t) {
             throw new IllegalStateException("free downcall failed", t);
+        }
+    }
+
+    /**
+     * {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0)}: when it returns, every thread of
+     * this process that was running has executed a full memory barrier, and every other thread will
+     * pass a context switch (itself a full barrier) before it runs again. This is the heavy side of
+     * an asymmetric Dekker fence: the frequent side then needs only program order.
+     *
+     * @throws IllegalStateException    if {@link #MEMBARRIER} is false
+     * @throws NativeCallException with errno when the kernel refuses
+     */
+    public static void membarrier() {
+        if (!MEMBARRIER) {
+            throw new IllegalStateException("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not available on "
+                    + System.getProperty("os.name") + "/" + System.getProperty("os.arch"));
+        }
+        final long result = membarrierCall(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+        if (result < 0) {
+            throw failure("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0)", (int) -result);
+        }
+    }
+
+    private static boolean registerMembarrier() {
+        if (!AVAILABLE || SYS_MEMBARRIER < 0) {
+            return false;
+        }
+        final long supported = membarrierCall(MEMBARRIER_CMD_QUERY);
+        final int needed = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+        return supported >= 0 && (supported & needed) == needed
+                && membarrierCall(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    }
+
+    /** The raw call: its result, or -errno on failure. */
+    private static long membarrierCall(final int cmd) {
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment state = arena.allocate(CAPTURE_LAYOUT);
+            final long result = (long) SYSCALL.invokeExact(state, SYS_MEMBARRIER, cmd, 0, 0);
+            return result == -1 ? -errno(state) : result;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("membarrier downcall failed", t);
         }
     }
 

@@ -24,6 +24,14 @@ class NativeTest {
     }
 
     @Test
+    void membarrierReturnsNormallyWhereTheKernelSupportsIt() {
+        assumeTrue(Native.MEMBARRIER, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not supported here");
+        for (int i = 0; i < 100; i++) {
+            Native.membarrier();
+        }
+    }
+
+    @Test
     void thePageSizeIsAPowerOfTwoOfAtLeast4096() {
         final long page = Native.pageSize();
         assertTrue(page >= 4096, "page size " + page);
