@@ -7,6 +7,7 @@ import dev.limbo.core.Words;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Locale;
 
 /**
  * A thread cache of {@link LimboAllocator} (LRMalloc thesis §5.3): per size class, a stack of free
@@ -106,6 +107,9 @@ public final class ThreadCache {
         final int sc = PageMap.sizeClass(owner);
         if (allocator.checked) {
             allocator.markFreed(ptr, owner);
+        } else if (counts[sc] > 0 && heads[sc] == ptr) { // unchecked: the same block freed twice in a row
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "double free: block 0x%x was the last block this thread freed", ptr));
         }
         freedBytes += SizeClasses.size(sc);
         if (quarantine != null) {

@@ -2,6 +2,7 @@ package dev.limbo.allocator;
 
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,10 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
-/** Checked mode (the default) reports every kind of bad pointer and leaves the allocator usable. */
+/** Checked mode reports every kind of bad pointer and leaves the allocator usable. */
 class LimboAllocatorBadInputTest {
 
-    private final LimboAllocator a = LimboAllocator.create();
+    private final LimboAllocator a = LimboAllocator.builder().checked(true).build();
 
     private <T extends Throwable> T assertRejected(final Class<T> type, final Executable call, final String... words) {
         final T e = assertThrows(type, call);
@@ -133,6 +134,40 @@ class LimboAllocatorBadInputTest {
         other.free(small);
         other.free(large);
         assertAllReturned(other);
+    }
+
+    @Test
+    void theDefaultIsUncheckedButCatchesTheSameBlockFreedTwiceInARow() {
+        final LimboAllocator unchecked = LimboAllocator.create();
+        assertFalse(unchecked.toString().contains("checked=true"), unchecked.toString());
+        final long p = unchecked.allocate(48);
+        unchecked.free(p);
+        assertRejected(IllegalStateException.class, () -> unchecked.free(p), "double free");
+        final long q = unchecked.allocate(48);
+        assertEquals(p, q, "the cache still hands the block out once");
+        unchecked.free(q);
+        assertAllReturned(unchecked);
+    }
+
+    @Test
+    void thePropertyMakesCheckedModeTheDefault() {
+        final String before = System.getProperty(LimboAllocator.CHECKED_PROPERTY);
+        System.setProperty(LimboAllocator.CHECKED_PROPERTY, "true");
+        try {
+            final LimboAllocator checked = LimboAllocator.create();
+            final long p = checked.allocate(48);
+            final long q = checked.allocate(48);
+            checked.free(p);
+            checked.free(q);
+            assertRejected(IllegalStateException.class, () -> checked.free(p), "not allocated");
+            assertAllReturned(checked);
+        } finally {
+            if (before == null) {
+                System.clearProperty(LimboAllocator.CHECKED_PROPERTY);
+            } else {
+                System.setProperty(LimboAllocator.CHECKED_PROPERTY, before);
+            }
+        }
     }
 
     @Test

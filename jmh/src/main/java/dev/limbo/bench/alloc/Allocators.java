@@ -10,8 +10,8 @@ import java.lang.foreign.MemorySegment;
  * The allocators a benchmark can name in its {@code allocator} parameter.
  *
  * <ul>
- *   <li>{@code limbo}: {@link LimboAllocator} with its defaults (checked mode, OWNER_RETURN);</li>
- *   <li>{@code limbo-unchecked}, {@code limbo-flush-all}, {@code limbo-partial-flush},
+ *   <li>{@code limbo}: {@link LimboAllocator} with its defaults (unchecked, OWNER_RETURN);</li>
+ *   <li>{@code limbo-checked}, {@code limbo-flush-all}, {@code limbo-partial-flush},
  *       {@code limbo-owner-return}: variants for measuring the cost of checks and the policies;</li>
  *   <li>{@code malloc}: glibc malloc/free through a downcall;</li>
  *   <li>{@code arena}: one {@code Arena.ofShared()} per allocation, closed by free;</li>
@@ -30,7 +30,7 @@ public final class Allocators {
     public static OffHeapAllocator create(final String name) {
         return switch (name) {
             case "limbo" -> LimboAllocator.create();
-            case "limbo-unchecked" -> LimboAllocator.builder().checked(false).build();
+            case "limbo-checked" -> LimboAllocator.builder().checked(true).build();
             case "limbo-flush-all" -> LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
             case "limbo-partial-flush" -> LimboAllocator.builder().flushPolicy(FlushPolicy.PARTIAL_FLUSH).build();
             case "limbo-owner-return" -> LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
@@ -39,7 +39,7 @@ public final class Allocators {
             case "bump" -> new BumpAllocator();
             case "netty" -> new NettyPooledAllocator();
             default -> throw new IllegalArgumentException("unknown allocator '" + name
-                    + "'; known: limbo, limbo-unchecked, limbo-flush-all, limbo-partial-flush, "
+                    + "'; known: limbo, limbo-checked, limbo-flush-all, limbo-partial-flush, "
                     + "limbo-owner-return, malloc, arena, bump, netty");
         };
     }
