@@ -119,13 +119,14 @@ public final class EpochAnnounceVsAdvanceTest {
 
     /**
      * As {@link EpochDomain} does it in asymmetric mode (the default where the kernel has
-     * membarrier): the reader announces with an opaque store and no fence, and reads; the scanner
+     * membarrier): the reader announces with an opaque store and only a compiler barrier
+     * (acquireFence: no instruction on x86), and reads; the scanner
      * unlinks with a CAS, issues the heavy barrier membarrier(PRIVATE_EXPEDITED) (8), and
      * acquire-loads the announcement. Its broken variant is {@link BrokenNoAnnounceFence}: the same
      * reader, with a scanner that has only a full fence of its own.
      */
     @JCStressTest
-    @Description("opaqueStore(A, e|1); la(cell) || cas(cell, r, 0); membarrier; la(A): "
+    @Description("opaqueStore(A, e|1); acquireFence; la(cell) || cas(cell, r, 0); membarrier; la(A): "
             + "the heavy barrier on the scanner's side stands in for the reader's fence")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
@@ -136,7 +137,8 @@ public final class EpochAnnounceVsAdvanceTest {
     public static class Asymmetric extends Base {
         @Actor
         public void reader(final II_Result r) {
-            announceUnfenced(); // (2); (3) is program order
+            announceUnfenced(); // (2)
+            VarHandle.acquireFence(); // (3): program order only
             r.r1 = readerSaw(Words.la(cell));
         }
 

@@ -1,7 +1,6 @@
 package dev.limbo.reclaim;
 
 import dev.limbo.core.Participants;
-import dev.limbo.core.Words;
 
 /**
  * Schemes {@code debra} and {@code debra-af}: Brown's distributed epoch-based reclamation (Brown,
@@ -12,15 +11,18 @@ import dev.limbo.core.Words;
  * EpochDomain)
  *
  * pin (outermost), DEBRA's leaveQstate: amortized free (debra-af), then read E (1); on a new epoch,
- * free the bags stamped at most E - 3; announce E (2), fence (3) and re-read E (1b), starting over
- * if it moved; if the announced epoch differs from the one the incremental scan counts in (also
- * after a flush() observed a new epoch), restart the scan (checked = 0, calls = 0). In asymmetric
- * mode (EpochDomain (8)-(10)) checks start only once a heavy barrier was issued in this epoch: the
- * 64th call polls the barrier-epoch word and, if need be, issues the barrier (at most one per
- * millisecond per domain); while barriers are rationed the polls back off to every 4096th call. Then check ONE other thread (4): if thread `checked` is quiescent or
- * at E, move on to the next. Once all n = Participants.highWater() threads were checked and this
- * thread made at least minCalls (default 100, the paper's MIN_CALLS) calls in this epoch, advance
- * E with an exact CAS (5). unpin, enterQstate: release store of the quiescent announcement (6).
+ * free the bags stamped at most E - 3 and restart the incremental scan (checked = 0, calls = 0;
+ * also when flush() observed the new epoch); announce E (2), (3) and re-read E (1b), starting over
+ * if it moved. Then, every STEP = 20 pins (the reference code's MIN_OPS_BEFORE_READ; the 2015
+ * paper does this on every operation), one scan step: check ONE thread (4): if thread `checked` is
+ * quiescent or at E, move on to the next; once all n = Participants.highWater() threads were
+ * checked and this thread made at least minCalls (default 100, the paper's MIN_CALLS) pins in this
+ * epoch, advance E with an exact CAS (5). In asymmetric mode (EpochDomain (8)-(10)) the steps of
+ * an epoch count only after a heavy barrier was issued in it: until then a step polls the
+ * barrier-epoch word and, if need be, issues the barrier (rationed per domain); while it is
+ * rationed the polls back off, doubling the pins between them up to 4096. A single countdown
+ * decides when the next step runs, so the other pins pay one decrement.
+ * unpin, enterQstate: release store of the quiescent announcement (6).
  *
  * Differences from the paper: (a) the announcement word is e << 1 | active, so zero (never pinned)
  * is quiescent, and the epoch counts by one; (b) bags are freed by stamp (at most E - 3), which
@@ -30,9 +32,9 @@ import dev.limbo.core.Words;
  * (d) freeing happens before announcing, as the amortized-free artifact does, so a long free never
  * delays other threads' advance.
  *
- * Cost: O(1) worst case per pin: one read of E, one announcement, one fence (symmetric mode; none
- * in asymmetric mode), one other thread's announcement; plus, asymmetric, one membarrier per epoch
- * per domain. Progress: wait-free pin/unpin/protect/retire.
+ * Cost: O(1) worst case per pin: two reads of E, one announcement, one fence (symmetric mode; none
+ * in asymmetric mode), and every 20 pins one other thread's announcement; plus, asymmetric, one
+ * membarrier per epoch per domain. Progress: wait-free pin/unpin/protect/retire.
  * Garbage bound: unbounded while a thread stays pinned (DEBRA+ adds neutralization for that).
  * ABA: a record is reused only after its grace period.
  * }</pre>
@@ -48,23 +50,24 @@ final class Debra extends EpochDomain {
         return new DebraGuard(this, id);
     }
 
-    /**
-     * Asymmetric mode: a thread polls for a heavy barrier after 64 calls in a new epoch, then,
-     * while barriers are rationed, after twice as many calls each time, up to every 4096 calls.
-     */
-    private static final int FIRST_POLL_MASK = 63;
-    private static final int LAST_POLL_MASK = 4095;
+    /** Pins between two scan steps (the reference code's MIN_OPS_BEFORE_READ). */
+    private static final int STEP = 20;
+    /** Asymmetric mode: the longest wait, in pins, between two polls for a heavy barrier. */
+    private static final int LONGEST_POLL = 4096;
 
     private static final class DebraGuard extends EpochGuard {
 
         private final Debra debra;
-        /** Threads checked, calls made, in the local epoch. */
+        /** Threads checked and pins made in the local epoch. */
         private int checked;
         private int calls;
-        /** Whether checks made in the local epoch count: see EpochDomain (8)-(10). */
+        /** Pins until the next scan step, and how many pins it was set to. */
+        private int countdown;
+        private int scheduled;
+        /** Whether steps in the local epoch may check announcements: see EpochDomain (8)-(10). */
         private boolean trusted;
-        /** Asymmetric mode: poll for a heavy barrier when {@code calls & pollMask} is 0. */
-        private int pollMask;
+        /** Asymmetric mode: pins between polls for a heavy barrier, doubled while it is rationed. */
+        private int pollInterval;
 
         DebraGuard(final Debra domain, final int id) {
             super(domain, id);
@@ -76,20 +79,33 @@ final class Debra extends EpochDomain {
             checked = 0;
             calls = 0;
             trusted = !debra.asymmetric;
-            pollMask = FIRST_POLL_MASK;
+            pollInterval = STEP;
+            schedule(STEP);
+        }
+
+        private void schedule(final int pins) {
+            countdown = pins;
+            scheduled = pins;
         }
 
         @Override
         void enter() {
             freeSome();
             final long e = pinCurrentEpoch(); // (1), (2), (3), (1b)
-            calls++;
-            if (!trusted) { // asymmetric: checks count only after a heavy barrier in this epoch
-                if ((calls & pollMask) != 0) {
-                    return;
-                }
-                if (!debra.scansTrusted(e)) { // (9) or (8), (10); false: rationed, poll less often
-                    pollMask = Math.min(pollMask << 1 | 1, LAST_POLL_MASK);
+            if (--countdown > 0) {
+                return;
+            }
+            step(e);
+        }
+
+        /** One scan step, every STEP pins (or every pollInterval pins while waiting for a barrier). */
+        private void step(final long e) {
+            calls += scheduled;
+            schedule(STEP);
+            if (!trusted) {
+                if (!debra.scansTrusted(e)) { // (9), or (8) and (10); false: rationed
+                    pollInterval = Math.min(2 * pollInterval, LONGEST_POLL);
+                    schedule(pollInterval);
                     return;
                 }
                 trusted = true;

@@ -45,7 +45,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *  (1) acquire load of E when pinning; pairs with the advance CAS (5). (1b) E is read again after
  *      (3), and the thread re-announces if it moved: E may advance any number of times between
  *      (1) and (2) while the thread still looks quiescent, and only a re-validated announcement
- *      gives the invariant below (E <= e + 1 while pinned at e).
+ *      gives the invariant below (E <= e + 1 while pinned at e). (1b) is an opaque load: (3)
+ *      already keeps it after (2), and (1) acquired the value it compares with; when E moved, it
+ *      is read again with (1) before the thread observes the new epoch.
  *  (2) store of the announcement A = e << 1 | 1, and
  *  (3) StoreLoad between the announcement and every pointer the section reads, in one of two ways:
  *      symmetric: (2) and (3) are one volatile getAndSet (x86: xchg, implicitly locked, a full
@@ -55,9 +57,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *      unlink that preceded the scan. Release/acquire alone would allow both to miss (the jcstress
  *      EpochAnnounceVsAdvanceTest shows it).
  *      asymmetric (the default where membarrier exists): (2) is an opaque store and (3) is only
- *      program order, which HotSpot keeps for opaque and acquire accesses to the region (it
- *      brackets every ordered Unsafe access with CPU-order barriers); the hardware may still hold
- *      the store in its store buffer. The scanner's side then carries the whole fence: (8).
+ *      program order: a VarHandle.acquireFence() after the store, which emits no instruction on
+ *      x86 (a load barrier on AArch64) but is a barrier to HotSpot's compilers, so neither (1b)
+ *      nor any load of the section is scheduled before the store. The Java memory model itself
+ *      promises no store-to-load order here; this mode relies on HotSpot, and
+ *      -Dlimbo.reclaim.asymmetricFence=false restores the fence. The hardware may still hold the
+ *      store in its store buffer: the scanner's side carries the whole fence, (8).
  *  (8) asymmetric only: a heavy barrier, membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), issued after
  *      the scanner read E = e and before any announcement read (4) that may let it advance from e
  *      (and before flush's scan, in place of (7)). When it returns, every thread of the process
@@ -71,8 +76,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *      One barrier serves every thread of the domain in epoch e: after it, (10) release-stores e
  *      into the barrier-epoch word, and a scanner that acquire-loads e there (9) may trust its
  *      scans in e. A stale, smaller value only costs another barrier. Barriers are rationed to
- *      one per heavyBarrierInterval (default 1 ms) per domain (a membarrier costs ~0.3 us with the other CPUs idle and
- *      ~20 us when it must interrupt running threads, on this project's 2-vCPU VM).
+ *      one per heavyBarrierInterval (default 1 ms) per domain: a membarrier costs ~0.3 us with
+ *      the other CPUs idle and ~20 us when it must interrupt running threads, on this project's
+ *      2-vCPU VM.
  *  (4) acquire loads of other threads' announcements while scanning.
  *  (5) CAS E: e -> e + 1, expecting the validated e exactly, so a stale scanner cannot skip an
  *      epoch (a failed CAS means someone else advanced).
@@ -86,7 +92,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * }</pre>
  */
 abstract class EpochDomain extends ReclaimDomain {
-
 
     /** Announcements: one word per participant id, at (id + 1) * STRIDE, a 128-byte line each. */
     private static final VarHandle ANNOUNCEMENTS =
@@ -294,8 +299,8 @@ abstract class EpochDomain extends ReclaimDomain {
         /** Announces local epoch {@code e}: (2) and (3), by the domain's mode. */
         final void announce(final long e) {
             if (asymmetric) {
-                // (2); (3) is program order, (8) the rest
-                ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 1 | 1);
+                ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 1 | 1); // (2)
+                VarHandle.acquireFence(); // (3): program order only; (8) does the rest
             } else {
                 // (2), (3); the exact invocation needs the returned previous word, which is not used
                 final long previous = (long) ANNOUNCEMENTS.getAndSet(announcements, announcement, e << 1 | 1);
@@ -315,11 +320,10 @@ abstract class EpochDomain extends ReclaimDomain {
             while (true) {
                 observe(e);
                 announce(e); // (2), (3)
-                final long now = epochs.globalEpoch(); // (1b)
-                if (now == e) {
+                if ((long) EPOCH.getOpaque(epochs) == e) { // (1b)
                     return e;
                 }
-                e = now;
+                e = epochs.globalEpoch(); // (1): E moved; acquire the new value before observing it
             }
         }
 

@@ -507,7 +507,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
         /**
          * Epoch schemes ({@code ebr}, {@code debra} and their {@code -af} forms): announce a pin
-         * with a plain ordered store and no fence, and have the (rare) scans that advance the epoch
+         * with an opaque store and no fence instruction (a compiler barrier only: this relies on
+         * HotSpot, beyond what the Java memory model promises), and have the (rare) scans that advance the epoch
          * issue {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)} instead, at most once per epoch
          * and once per {@linkplain #heavyBarrierInterval interval} per domain. Pins become cheaper
          * (ReclaimGuardPtr, 1 thread: debra 55 -> 73 ops/us); epochs then advance at most once per
