@@ -15,6 +15,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * allocated by an earlier, now dead thread: a remote free), allocate a new one of 16..128 bytes.
  * Score: operations per microsecond, thread creation included; divide by the thread count for the
  * per-thread figure. The iteration log prints the region's committed bytes, which must stay flat.
+ * {@code sameThread} runs the same operations on the benchmark thread itself, without the churn,
+ * which separates the allocator's own scaling from the cost of starting and ending threads.
  */
 @State(Scope.Thread)
 public class AllocLarson extends AllocBenchmark {
@@ -37,6 +39,12 @@ public class AllocLarson extends AllocBenchmark {
         for (int i = 0; i < SLOTS; i++) {
             s.alloc.free(slots[i]);
         }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(OPS)
+    public long sameThread(final AllocatorState s) {
+        return work(s);
     }
 
     @Benchmark
