@@ -32,9 +32,11 @@ import dev.limbo.core.Participants;
  * (d) freeing happens before announcing, as the amortized-free artifact does, so a long free never
  * delays other threads' advance.
  *
- * Cost: O(1) worst case per pin: two reads of E, one announcement, one fence (symmetric mode; none
- * in asymmetric mode), and every 20 pins one other thread's announcement; plus, asymmetric, one
- * membarrier per epoch per domain. Progress: wait-free pin/unpin/protect/retire.
+ * Cost: O(1) per pin: two reads of E, one announcement, one fence (symmetric mode; none in
+ * asymmetric mode), and every 20 pins one other thread's announcement; plus, asymmetric, about
+ * one membarrier system call per epoch per domain, paid by the pin that issues it.
+ * Progress: unpin, protect and retire are wait-free; pin is lock-free (it re-announces only when
+ * another thread advanced E).
  * Garbage bound: unbounded while a thread stays pinned (DEBRA+ adds neutralization for that).
  * ABA: a record is reused only after its grace period.
  * }</pre>

@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>{@code
  * Implementation notes (shared part)
  *
- * State: a global epoch E (a counter in its own 128-byte line, advanced by +1 with a CAS that
- * expects exactly the epoch the advancer validated) and, per thread, an announcement word
+ * State: a global epoch E (a heap field of the domain, advanced by +1 with a CAS that expects
+ * exactly the epoch the advancer validated) and, per thread, an announcement word
  * A = e << 1 | active, written only by its owner (or, once it departed, by the domain), in a
  * heap array with one 128-byte line per participant id. A zero word (a thread that never pinned,
  * or left) is quiescent.
@@ -75,8 +75,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *      .Asymmetric; without (8) it is BrokenNoAnnounceFence). The same argument covers (1b).
  *      One barrier serves every thread of the domain in epoch e: after it, (10) release-stores e
  *      into the barrier-epoch word, and a scanner that acquire-loads e there (9) may trust its
- *      scans in e. A stale, smaller value only costs another barrier. Barriers are rationed to
- *      one per heavyBarrierInterval (default 1 ms) per domain: a membarrier costs ~0.3 us with
+ *      scans in e. A stale, smaller value only costs another barrier. Barriers on pins are
+ *      rationed to about one per heavyBarrierInterval (default 1 ms) per domain (a racy hint: two
+ *      scanners may both issue one; flush() is not rationed): a membarrier costs ~0.3 us with
  *      the other CPUs idle and ~20 us when it must interrupt running threads, on this project's
  *      2-vCPU VM.
  *  (4) acquire loads of other threads' announcements while scanning.
@@ -84,7 +85,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *      epoch (a failed CAS means someone else advanced).
  *  (6) release store of A = e << 1 when leaving: every read of the section happens-before a
  *      scanner that sees the thread quiescent.
- *  (7) a full fence before flush's scan, which runs outside a section.
+ *  (7) symmetric mode: a full fence before flush's scan, which runs outside a section.
  *
  * Thread exit: a departed thread's bags become one orphan stamped with the global epoch E_h read
  * after its last retire; it is freed when E >= E_h + 2 (the two advances after E_h validate every
@@ -157,7 +158,13 @@ abstract class EpochDomain extends ReclaimDomain {
             return false;
         }
         lastBarrierNanos = now;
-        heavyBarrier(e);
+        try {
+            heavyBarrier(e);
+        } catch (final RuntimeException refused) {
+            // The kernel refused (ENOMEM, say). This runs inside pin(), which must not fail half
+            // way: the advance waits for the next try, and flush() reports the error.
+            return false;
+        }
         return true;
     }
 
@@ -274,8 +281,9 @@ abstract class EpochDomain extends ReclaimDomain {
 
         /**
          * Moves to global epoch {@code e} if it is new: frees every bag stamped at most e - 3, then
-         * tells the scheme ({@link #epochChanged}). Called while quiescent (before announcing), so
-         * freeing never delays an advance.
+         * tells the scheme ({@link #epochChanged}). Called before announcing, so freeing never
+         * delays an advance (except on pinCurrentEpoch's retry, where the stale announcement is
+         * still up: it holds the epoch back, which is safe).
          */
         final void observe(final long e) {
             if (e == epoch) {

@@ -10,14 +10,15 @@ package dev.limbo.reclaim;
  * EpochDomain)
  *
  * pin (outermost): amortized free (ebr-af), then read E (1); if it is new, free the bags stamped at
- * most E - 3; announce E (2), fence (3) and re-read E (1b), starting over if it moved. Every scanThreshold-th pin (default 100, the Stamp-it
+ * most E - 3; announce E (2), (3) and re-read E (1b), starting over if it moved. Every scanThreshold-th pin (default 100, the Stamp-it
  * report's) scans ALL threads' announcements (4) (in asymmetric mode only once a heavy barrier was
  * issued in this epoch, EpochDomain (8)-(10)), and if each is quiescent or at E, advances E
  * with an exact CAS (5). unpin: release store of the quiescent announcement (6).
  *
  * Cost: O(1) per pin plus an O(n) scan every 100 pins, and one full fence per pin (symmetric
- * mode) or one membarrier per epoch per domain (asymmetric mode).
- * Progress: pin, unpin, protect and retire are wait-free; freeing is bounded by the bag sizes.
+ * mode) or about one membarrier per epoch per domain (asymmetric mode).
+ * Progress: unpin, protect and retire are wait-free; pin is lock-free (it re-announces only when
+ * another thread advanced E); freeing is bounded by the bag sizes.
  * Garbage bound: unbounded while a thread stays pinned (see the stalled-thread test).
  * ABA: a record is reused only after the grace period, so no pinned thread holds it.
  * }</pre>

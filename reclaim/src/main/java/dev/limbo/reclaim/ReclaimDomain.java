@@ -509,10 +509,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
          * Epoch schemes ({@code ebr}, {@code debra} and their {@code -af} forms): announce a pin
          * with an opaque store and no fence instruction (a compiler barrier only: this relies on
          * HotSpot, beyond what the Java memory model promises), and have the (rare) scans that advance the epoch
-         * issue {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)} instead, at most once per epoch
+         * issue {@code membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)} instead, about once per epoch
          * and once per {@linkplain #heavyBarrierInterval interval} per domain. Pins become cheaper
-         * (ReclaimGuardPtr, 1 thread: debra 55 -> 73 ops/us); epochs then advance at most once per
-         * interval. Default: the system property
+         * (ReclaimGuardPtr, 1 thread: debra 55 -> about 80 ops/us); epochs then advance about once
+         * per interval, except in {@link ReclaimDomain#flush()}. Default: the system property
          * {@value #ASYMMETRIC_FENCE_PROPERTY}, else on. Ignored (a full fence per pin) where the
          * kernel lacks membarrier; other schemes ignore it.
          */

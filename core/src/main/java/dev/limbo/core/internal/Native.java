@@ -24,7 +24,8 @@ import java.util.Locale;
  * {@linkplain Linker.Option#critical(boolean) critical} so the baseline pays no thread-state
  * transition, which is the fairest comparison we can give it.
  *
- * <p>All constants are the Linux values (x86-64 and AArch64 agree on every one used here).
+ * <p>All constants are the Linux values (x86-64 and AArch64 agree on every one used here, except
+ * the membarrier system call number, chosen by {@code os.arch}).
  * {@link #AVAILABLE} is false elsewhere, and callers fall back to {@link Arena}-allocated memory.
  */
 public final class Native {
@@ -224,10 +225,14 @@ public final class Native {
         if (!AVAILABLE || SYS_MEMBARRIER < 0) {
             return false;
         }
-        final long supported = membarrierCall(MEMBARRIER_CMD_QUERY);
-        final int needed = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
-        return supported >= 0 && (supported & needed) == needed
-                && membarrierCall(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+        try {
+            final long supported = membarrierCall(MEMBARRIER_CMD_QUERY);
+            final int needed = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+            return supported >= 0 && (supported & needed) == needed
+                    && membarrierCall(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+        } catch (final IllegalStateException unlinked) {
+            return false; // the probe must not take mmap and madvise down with it
+        }
     }
 
     /** The raw call: its result, or -errno on failure. */
