@@ -80,7 +80,7 @@ final class Debra extends EpochDomain {
         void epochChanged() {
             checked = 0;
             calls = 0;
-            trusted = !debra.asymmetric;
+            trusted = !debra.asymmetricFence;
             pollInterval = STEP;
             schedule(STEP);
         }

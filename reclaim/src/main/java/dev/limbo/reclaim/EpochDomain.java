@@ -131,15 +131,12 @@ abstract class EpochDomain extends ReclaimDomain {
      * about 3 ns (ReclaimGuardPtr); the hazard slots of HP stay in the region.
      */
     private final long[] announcements = new long[(Participants.CAPACITY + 1) * STRIDE];
-    /** Whether pins announce without a fence and scanners issue membarrier (8). */
-    final boolean asymmetric;
     private final AtomicLong advances = new AtomicLong();
     /** When the last heavy barrier was issued; a racy rationing hint, not a safety condition. */
     private long lastBarrierNanos;
 
     EpochDomain(final Builder b) {
         super(b);
-        this.asymmetric = asymmetricFence;
         this.lastBarrierNanos = System.nanoTime() - heavyBarrierIntervalNanos;
     }
 
@@ -150,7 +147,7 @@ abstract class EpochDomain extends ReclaimDomain {
      * issued less than the builder's heavy barrier interval ago (then false: try again later).
      */
     final boolean scansTrusted(final long e) {
-        if (!asymmetric || (long) BARRIER_EPOCH.getAcquire(this) == e) { // (9)
+        if (!asymmetricFence || (long) BARRIER_EPOCH.getAcquire(this) == e) { // (9)
             return true;
         }
         final long now = System.nanoTime();
@@ -186,7 +183,12 @@ abstract class EpochDomain extends ReclaimDomain {
 
     /** The announcement of participant {@code id} (4). */
     final long announcementOf(final int id) {
-        return (long) ANNOUNCEMENTS.getAcquire(announcements, (id + 1) * STRIDE); // (4)
+        return (long) ANNOUNCEMENTS.getAcquire(announcements, announcementIndex(id)); // (4)
+    }
+
+    /** Where participant {@code id}'s word is in {@link #announcements}: one 128-byte line each, after a leading one. */
+    private static int announcementIndex(final int id) {
+        return (id + 1) * STRIDE;
     }
 
     /** Whether every thread is quiescent or announces {@code e} (a full scan; (4)). */
@@ -219,7 +221,7 @@ abstract class EpochDomain extends ReclaimDomain {
         for (int round = 0; round < 3; round++) {
             final long e = globalEpoch(); // (1)
             g.observe(e);
-            if (asymmetric) {
+            if (asymmetricFence) {
                 heavyBarrier(e); // (8)
             } else {
                 Words.fullFence(); // (7)
@@ -263,6 +265,7 @@ abstract class EpochDomain extends ReclaimDomain {
         /** The local epoch: the last global epoch this thread observed. */
         long epoch = -1;
         private final EpochDomain epochs;
+        /** The domain's mode and announcement array, copied so that a pin needs no load through {@link #epochs}. */
         private final boolean asymmetric;
         private final long[] announcements;
         /** The index of this thread's word in {@link #announcements}. */
@@ -271,9 +274,9 @@ abstract class EpochDomain extends ReclaimDomain {
         EpochGuard(final EpochDomain domain, final int id) {
             super(domain, id);
             this.epochs = domain;
-            this.asymmetric = domain.asymmetric;
+            this.asymmetric = domain.asymmetricFence;
             this.announcements = domain.announcements;
-            this.announcement = (id + 1) * STRIDE;
+            this.announcement = announcementIndex(id);
             for (int i = 0; i < 3; i++) {
                 bags[i] = new BlockBag(blocks);
             }

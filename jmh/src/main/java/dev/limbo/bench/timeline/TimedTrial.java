@@ -1,6 +1,7 @@
 package dev.limbo.bench.timeline;
 
 import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.bench.structures.StructureBenchmark.Rng;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
 import dev.limbo.reclaim.ReclaimDomain;
@@ -239,7 +240,7 @@ public final class TimedTrial {
         final ReclaimDomain domain = domain(c.structure(), c.scheme(), allocator);
         try (Target target = open(c.structure(), domain, c.keyRange())) {
             final long prefillStart = System.nanoTime();
-            final Rng prefill = new Rng(c.seed());
+            final Rng prefill = mixed(c.seed());
             for (int size = 0; size < c.keyRange() / 2; ) {
                 if (target.insert(prefill.nextInt(c.keyRange()))) {
                     size++;
@@ -359,7 +360,7 @@ public final class TimedTrial {
             this.counts = counts;
             this.slot = slot;
             this.go = go;
-            this.rng = new Rng(seed);
+            this.rng = mixed(seed);
             this.keyRange = c.keyRange();
             this.insertBelow = c.updatePercent() / 2;
             this.updateBelow = c.updatePercent();
@@ -390,24 +391,8 @@ public final class TimedTrial {
         }
     }
 
-    /** xorshift64*, allocation-free. */
-    static final class Rng {
-        private long state;
-
-        Rng(final long seed) {
-            this.state = seed == 0 ? 0x9E3779B97F4A7C15L : seed * 0x9E3779B97F4A7C15L;
-            if (state == 0) {
-                state = 1;
-            }
-        }
-
-        int nextInt(final int bound) {
-            long x = state;
-            x ^= x >>> 12;
-            x ^= x << 25;
-            x ^= x >>> 27;
-            state = x;
-            return (int) (((x * 0x2545F4914F6CDD1DL) >>> 33) % bound);
-        }
+    /** The benchmarks' generator, seeded with {@code seed} spread over all 64 bits (0 stays valid). */
+    static Rng mixed(final long seed) {
+        return new Rng(seed * 0x9E3779B97F4A7C15L);
     }
 }
