@@ -14,8 +14,9 @@ import dev.limbo.core.Participants;
  * free the bags stamped at most E - 3 and restart the incremental scan (checked = 0, calls = 0;
  * also when flush() observed the new epoch); announce E (2), (3) and re-read E (1b), starting over
  * if it moved. Then, every STEP = 20 pins (the reference code's MIN_OPS_BEFORE_READ; the 2015
- * paper does this on every operation), one scan step: check ONE thread (4): if thread `checked` is
- * quiescent or at E, move on to the next; once all n = Participants.highWater() threads were
+ * paper checks one thread on every operation), one scan step checks up to 20 threads (4), so one
+ * per pin on average: while thread `checked` is quiescent or at E, move on to the next, and stop
+ * at the first that is active in another epoch; once all n = Participants.highWater() threads were
  * checked and this thread made at least minCalls (default 100, the paper's MIN_CALLS) pins in this
  * epoch, advance E with an exact CAS (5). In asymmetric mode (EpochDomain (8)-(10)) the steps of
  * an epoch count only after a heavy barrier was issued in it: until then a step polls the
@@ -33,7 +34,7 @@ import dev.limbo.core.Participants;
  * delays other threads' advance.
  *
  * Cost: O(1) per pin: two reads of E, one announcement, one fence (symmetric mode; none in
- * asymmetric mode), and every 20 pins one other thread's announcement; plus, asymmetric, about
+ * asymmetric mode), and every 20 pins up to 20 other threads' announcements; plus, asymmetric, about
  * one membarrier system call per epoch per domain, paid by the pin that issues it.
  * Progress: unpin, protect and retire are wait-free; pin is lock-free (it re-announces only when
  * another thread advanced E).
@@ -112,13 +113,17 @@ final class Debra extends EpochDomain {
                 }
                 trusted = true;
             }
-            final int next = checked;
-            if (next < Participants.highWater()) {
+            final int n = Participants.highWater();
+            int next = checked;
+            for (int budget = STEP; next < n && budget > 0; budget--) {
                 final long a = debra.announcementOf(next); // (4)
-                if ((a & 1) == 0 || (a >>> 1) == e) {
-                    checked = next + 1;
+                if ((a & 1) != 0 && (a >>> 1) != e) {
+                    break; // active in an older epoch: look again at the next step
                 }
-            } else if (calls >= debra.minCalls) {
+                next++;
+            }
+            checked = next;
+            if (next >= n && calls >= debra.minCalls) {
                 debra.advance(this, e); // (5)
             }
         }
