@@ -229,6 +229,10 @@ public final class LimboAllocator implements OffHeapAllocator {
      */
     @Override
     public long allocate(final long bytes) {
+        final ThreadCache cache = knownCache();
+        if (cache != null) {
+            return cache.allocate(bytes);
+        }
         if (!Thread.currentThread().isVirtual()) {
             return localCache().allocate(bytes);
         }
@@ -259,6 +263,11 @@ public final class LimboAllocator implements OffHeapAllocator {
      */
     @Override
     public void free(final long ptr) {
+        final ThreadCache cache = knownCache();
+        if (cache != null) {
+            cache.free(ptr);
+            return;
+        }
         if (!Thread.currentThread().isVirtual()) {
             localCache().free(ptr);
             return;
@@ -421,13 +430,15 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int i = 0; i < caches.length(); i++) {
             final ThreadCache c = caches.get(i);
             if (c != null) {
-                net += c.allocatedBytes - c.freedBytes;
-                cached += c.cachedBytes();
+                final long inCache = c.cachedBytes();
+                net += c.takenBytes - c.returnedBytes - inCache;
+                cached += inCache;
             }
         }
         for (final ThreadCache c : stripes) {
-            net += c.allocatedBytes - c.freedBytes;
-            cached += c.cachedBytes();
+            final long inCache = c.cachedBytes();
+            net += c.takenBytes - c.returnedBytes - inCache;
+            cached += inCache;
         }
         long full = 0;
         long partial = 0;
@@ -456,26 +467,30 @@ public final class LimboAllocator implements OffHeapAllocator {
     // ---------------------------------------------------------------- caches
 
     /**
-     * The calling platform thread's cache. The fast path indexes {@link #byThreadId} with the
-     * thread id, a field load instead of a {@link ThreadLocal} hash probe; an entry is used only if
-     * its owner id matches (ids are never reused, and a final field is safely published, so a racy
-     * read of another thread's entry just misses), else the {@link ThreadLocal} decides.
+     * The calling thread's cache if {@link #byThreadId} knows it, else null: a field load instead of
+     * a {@link ThreadLocal} hash probe. An entry is used only if its owner id matches (thread ids are
+     * never reused, and a final field is safely published, so a racy read of another thread's entry
+     * just misses). Only platform threads' caches are entered, so a hit needs no virtual-thread
+     * check, and {@link #adopt} removes a retired cache's entry (it runs on the cache's own thread,
+     * or after that thread died).
      */
-    private ThreadCache localCache() {
+    private ThreadCache knownCache() {
         final long threadId = Thread.currentThread().threadId();
         final ThreadCache cache = byThreadId[(int) threadId & (BY_THREAD_ID - 1)];
-        if (cache != null && cache.ownerId == threadId && !cache.retired) {
-            return cache;
-        }
-        return localCacheSlow(threadId);
+        return cache != null && cache.ownerId == threadId ? cache : null;
     }
 
-    private ThreadCache localCacheSlow(final long threadId) {
+    /** The calling platform thread's cache; the {@link ThreadLocal} decides when the fast lookup misses. */
+    private ThreadCache localCache() {
+        final ThreadCache known = knownCache();
+        if (known != null) {
+            return known;
+        }
         ThreadCache cache = local.get();
         if (cache == null || cache.retired) {
             cache = newCache();
         }
-        byThreadId[(int) threadId & (BY_THREAD_ID - 1)] = cache;
+        byThreadId[(int) Thread.currentThread().threadId() & (BY_THREAD_ID - 1)] = cache;
         return cache;
     }
 
@@ -513,7 +528,11 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (cache != null) {
             cache.drain();
             cache.retired = true;
-            uncachedNet.addAndGet(cache.allocatedBytes - cache.freedBytes); // keep its count in the stats
+            final int slot = (int) cache.ownerId & (BY_THREAD_ID - 1);
+            if (byThreadId[slot] == cache) {
+                byThreadId[slot] = null; // the closing thread's next call must not find it
+            }
+            uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes); // keep its count in the stats
         }
     }
 
@@ -657,6 +676,11 @@ public final class LimboAllocator implements OffHeapAllocator {
     /** Pushes a block onto its owned superblock's remote list; false if the superblock is unowned. */
     boolean pushRemote(final int d, final long ptr) {
         final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
+        // (5a) plain pre-check: an abandoned superblock (the common case for a cache's own older
+        // superblocks) costs no ordered access. A stale answer only changes where the block goes.
+        if (Words.lp(field) == ABANDONED) {
+            return false;
+        }
         for (;;) {
             // (5) volatile load of the remote head.
             final long head = Words.lv(field);

@@ -55,14 +55,24 @@ public final class ThreadCache {
     final LimboAllocator allocator;
     /** The id of the thread that created the cache (for a stripe, of whichever thread did). */
     final long ownerId;
+    // Copies of the allocator's settings, one load away on the fast paths.
+    private final int allocatorId;
+    private final boolean checked;
+    private final boolean ownerReturn;
+    private final int[] cap;
     final long[] heads = new long[SizeClasses.COUNT + 1];
     final int[] counts = new int[SizeClasses.COUNT + 1];
     final int[] current = new int[SizeClasses.COUNT + 1];
     /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
     final long[] quarantine;
     int quarantineNext;
-    long allocatedBytes;
-    long freedBytes;
+    /**
+     * Bytes of blocks that entered this cache from superblocks (fills, remote-list collections) and
+     * that left it for superblocks or remote lists (flushes, remote frees). Blocks in use through
+     * this cache = taken - returned - cached; kept off the per-block fast paths.
+     */
+    long takenBytes;
+    long returnedBytes;
     /** Set when the owner's participant id was released and the cache drained; never used again. */
     boolean retired;
     @SuppressWarnings("unused") // accessed through BUSY
@@ -71,6 +81,10 @@ public final class ThreadCache {
     ThreadCache(final LimboAllocator allocator) {
         this.allocator = allocator;
         this.ownerId = Thread.currentThread().threadId();
+        this.allocatorId = allocator.id;
+        this.checked = allocator.checked;
+        this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
+        this.cap = allocator.cap;
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
 
@@ -90,8 +104,7 @@ public final class ThreadCache {
             heads[sc] = block + size + Words.lp(block);
         }
         counts[sc] = n - 1;
-        allocatedBytes += size;
-        if (allocator.checked) {
+        if (checked) {
             allocator.markAllocated(block, sc);
         }
         return block;
@@ -100,18 +113,17 @@ public final class ThreadCache {
     /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
     public void free(final long ptr) {
         final long owner = allocator.ownerOf(ptr);
-        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != allocator.id) {
+        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != allocatorId) {
             allocator.freeNotSmall(ptr, owner);
             return;
         }
         final int sc = PageMap.sizeClass(owner);
-        if (allocator.checked) {
+        if (checked) {
             allocator.markFreed(ptr, owner);
         } else if (counts[sc] > 0 && heads[sc] == ptr) { // unchecked: the same block freed twice in a row
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "double free: block 0x%x was the last block this thread freed", ptr));
         }
-        freedBytes += SizeClasses.size(sc);
         if (quarantine != null) {
             quarantine(ptr);
         } else {
@@ -120,12 +132,12 @@ public final class ThreadCache {
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
-        if (allocator.policy == FlushPolicy.OWNER_RETURN && current[sc] != descriptor
-                && allocator.pushRemote(descriptor, ptr)) {
+        if (ownerReturn && current[sc] != descriptor && allocator.pushRemote(descriptor, ptr)) {
+            returnedBytes += SizeClasses.size(sc);
             return;
         }
         int n = counts[sc];
-        if (n >= allocator.cap[sc]) {
+        if (n >= cap[sc]) {
             flush(sc);
             n = counts[sc];
         }
@@ -153,17 +165,16 @@ public final class ThreadCache {
     }
 
     private int refill(final int sc) {
-        if (allocator.policy == FlushPolicy.OWNER_RETURN && current[sc] != 0) {
-            if (allocator.collectRemote(this, sc, current[sc]) > 0) {
-                return counts[sc];
-            }
+        if (!ownerReturn || current[sc] == 0 || allocator.collectRemote(this, sc, current[sc]) == 0) {
             abandon(sc);
+            final int descriptor = allocator.fill(this, sc);
+            if (ownerReturn) {
+                current[sc] = allocator.own(descriptor) ? descriptor : 0;
+            }
         }
-        final int descriptor = allocator.fill(this, sc);
-        if (allocator.policy == FlushPolicy.OWNER_RETURN) {
-            current[sc] = allocator.own(descriptor) ? descriptor : 0;
-        }
-        return counts[sc];
+        final int n = counts[sc];
+        takenBytes += (long) n * SizeClasses.size(sc);
+        return n;
     }
 
     /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
@@ -196,10 +207,12 @@ public final class ThreadCache {
             final long rest = last + size + Words.lp(last);
             counts[sc] = keep;
             returned = n - keep;
+            returnedBytes += (long) returned * size;
             allocator.flushList(rest, returned, sc);
         } else {
             counts[sc] = 0;
             returned = n;
+            returnedBytes += (long) n * SizeClasses.size(sc);
             allocator.flushList(heads[sc], n, sc);
         }
         if (timed && event.shouldCommit()) {
@@ -226,6 +239,7 @@ public final class ThreadCache {
             final int n = counts[sc];
             if (n > 0) {
                 counts[sc] = 0;
+                returnedBytes += (long) n * SizeClasses.size(sc);
                 allocator.flushList(heads[sc], n, sc);
             }
         }

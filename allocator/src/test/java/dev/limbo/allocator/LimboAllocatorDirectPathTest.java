@@ -89,8 +89,8 @@ class LimboAllocatorDirectPathTest {
 
     private static void assertStripesUnused(final LimboAllocator a) throws ReflectiveOperationException {
         for (final ThreadCache s : stripes(a)) {
-            assertEquals(0, s.allocatedBytes, "a stripe was used: the direct path was not taken");
-            assertEquals(0, s.freedBytes, "a stripe was used: the direct path was not taken");
+            assertEquals(0, s.takenBytes, "a stripe was used: the direct path was not taken");
+            assertEquals(0, s.returnedBytes, "a stripe was used: the direct path was not taken");
         }
     }
 
