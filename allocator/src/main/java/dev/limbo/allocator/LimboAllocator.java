@@ -112,6 +112,8 @@ public final class LimboAllocator implements OffHeapAllocator {
     private static final MemorySegment POISON_TEMPLATE =
             Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
     private static final AtomicInteger IDS = new AtomicInteger();
+    /** Offsets of whole words in the region are below this. */
+    private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
     private static final int STRIPES = Integer.highestOneBit(
             Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
 
@@ -555,8 +557,7 @@ public final class LimboAllocator implements OffHeapAllocator {
                 // (3) anchor CAS: take the whole free list.
                 if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(Anchor.FULL, 0, 0))) {
                     final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-                    cache.heads[sc] = sb + (long) Anchor.avail(old) * SizeClasses.size(sc);
-                    cache.counts[sc] = Anchor.count(old);
+                    cache.setList(sc, sb + (long) Anchor.avail(old) * SizeClasses.size(sc), Anchor.count(old));
                     return d;
                 }
             }
@@ -593,8 +594,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
         Words.sp(desc + DescriptorLayout.ANCHOR, Anchor.pack(Anchor.FULL, 0, 0));
         PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
-        cache.heads[sc] = sb;
-        cache.counts[sc] = max;
+        cache.setList(sc, sb, max);
         return d;
     }
 
@@ -728,8 +728,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             return 0;
         }
         final int n = relink(list, SizeClasses.size(sc));
-        cache.heads[sc] = list;
-        cache.counts[sc] = n;
+        cache.setList(sc, list, n);
         return n;
     }
 
@@ -771,8 +770,8 @@ public final class LimboAllocator implements OffHeapAllocator {
         final int sc = SizeClasses.classOf(bytes);
         final ThreadCache scratch = new ThreadCache(this); // rare: every stripe was busy
         fill(scratch, sc);
-        final long block = scratch.heads[sc];
-        final int n = scratch.counts[sc];
+        final long block = scratch.head(sc);
+        final int n = scratch.count(sc);
         final int size = SizeClasses.size(sc);
         if (n > 1) {
             flushList(block + size + Words.lp(block), n - 1, sc);
@@ -846,8 +845,10 @@ public final class LimboAllocator implements OffHeapAllocator {
     // ---------------------------------------------------------------- checks
 
     /** The page owner word of {@code ptr}, after range and alignment checks. */
-    long ownerOf(final long ptr) {
-        if ((ptr & 7) != 0 || ptr <= 0 || ptr >= regionSize) {
+    static long ownerOf(final long ptr) {
+        // The same unsigned comparison as the segment's bounds check of a word at ptr, so that the
+        // JIT can drop that later check; a constant, so no load.
+        if ((ptr & 7) != 0 || Long.compareUnsigned(ptr, WORD_LIMIT) >= 0 || ptr == 0) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                     ptr == 0 ? "cannot free the null pointer" : (ptr & 7) != 0
                             ? "misaligned pointer 0x%x: blocks are 8-byte aligned"

@@ -24,13 +24,16 @@ import java.util.Locale;
  * <pre>{@code
  * Implementation notes
  *
- * Invariants: heads[c] and counts[c] describe a list of counts[c] free blocks of class c; links are
- * followed at most counts[c] - 1 times (the last link is never read). Only the owning thread (or,
- * for a stripe, the thread that claimed it; for a dead thread's cache, the adopting thread while
- * nobody holds its id) touches the fields. With OWNER_RETURN, current[c] is the descriptor of the
- * superblock this cache owns for class c, or 0.
+ Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, so one
+ * array (one range check) serves a whole allocate or free.
  *
- * Linearization points: allocate - the pop of heads[c] (thread-local), or the anchor CAS of a fill;
+ * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
+ * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
+ * thread's cache, the adopting thread while nobody holds its id) touches the fields. With
+ * OWNER_RETURN, CURRENT is the descriptor of the superblock this cache owns for class c, or 0.
+ * CAP is the allocator's cap for the class, copied here.
+ *
+ * Linearization points: allocate - the pop of HEAD (thread-local), or the anchor CAS of a fill;
  * free - the push (thread-local), the remote-list CAS (OWNER_RETURN), or the anchor CAS of a flush.
  *
  * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
@@ -59,10 +62,12 @@ public final class ThreadCache {
     private final int allocatorId;
     private final boolean checked;
     private final boolean ownerReturn;
-    private final int[] cap;
-    final long[] heads = new long[SizeClasses.COUNT + 1];
-    final int[] counts = new int[SizeClasses.COUNT + 1];
-    final int[] current = new int[SizeClasses.COUNT + 1];
+    private static final int HEAD = 0;
+    private static final int COUNT = 1;
+    private static final int CURRENT = 2;
+    private static final int CAP = 3;
+    /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
+    private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
     /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
     final long[] quarantine;
     int quarantineNext;
@@ -84,7 +89,9 @@ public final class ThreadCache {
         this.allocatorId = allocator.id;
         this.checked = allocator.checked;
         this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
-        this.cap = allocator.cap;
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            slots[(sc << 2) + CAP] = allocator.cap[sc];
+        }
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
 
@@ -94,16 +101,15 @@ public final class ThreadCache {
             return allocator.allocateLarge(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
-        int n = counts[sc];
+        final int at = sc << 2;
+        long n = slots[at + COUNT];
         if (n == 0) {
             n = refill(sc);
         }
-        final long block = heads[sc];
-        final int size = SizeClasses.size(sc);
-        if (n > 1) {
-            heads[sc] = block + size + Words.lp(block);
-        }
-        counts[sc] = n - 1;
+        final long block = slots[at + HEAD];
+        // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
+        slots[at + HEAD] = block + SizeClasses.size(sc) + Words.lp(block);
+        slots[at + COUNT] = n - 1;
         if (checked) {
             allocator.markAllocated(block, sc);
         }
@@ -112,7 +118,7 @@ public final class ThreadCache {
 
     /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
     public void free(final long ptr) {
-        final long owner = allocator.ownerOf(ptr);
+        final long owner = LimboAllocator.ownerOf(ptr);
         if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != allocatorId) {
             allocator.freeNotSmall(ptr, owner);
             return;
@@ -120,31 +126,56 @@ public final class ThreadCache {
         final int sc = PageMap.sizeClass(owner);
         if (checked) {
             allocator.markFreed(ptr, owner);
-        } else if (counts[sc] > 0 && heads[sc] == ptr) { // unchecked: the same block freed twice in a row
+            if (quarantine != null) { // debug mode
+                quarantine(ptr);
+                return;
+            }
+        } else if (slots[(sc << 2) + COUNT] > 0 && slots[(sc << 2) + HEAD] == ptr) { // unchecked: freed twice in a row
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "double free: block 0x%x was the last block this thread freed", ptr));
         }
-        if (quarantine != null) {
-            quarantine(ptr);
-        } else {
-            push(ptr, sc, PageMap.descriptor(owner));
-        }
+        push(ptr, sc, PageMap.descriptor(owner));
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
-        if (ownerReturn && current[sc] != descriptor && allocator.pushRemote(descriptor, ptr)) {
+        final int at = sc << 2;
+        if (ownerReturn && slots[at + CURRENT] != descriptor && allocator.pushRemote(descriptor, ptr)) {
             returnedBytes += SizeClasses.size(sc);
             return;
         }
-        int n = counts[sc];
-        if (n >= cap[sc]) {
+        long n = slots[at + COUNT];
+        if (n >= slots[at + CAP]) {
             flush(sc);
-            n = counts[sc];
+            n = slots[at + COUNT];
         }
-        final int size = SizeClasses.size(sc);
-        Words.sp(ptr, heads[sc] - (ptr + size));
-        heads[sc] = ptr;
-        counts[sc] = n + 1;
+        Words.sp(ptr, slots[at + HEAD] - (ptr + SizeClasses.size(sc)));
+        slots[at + HEAD] = ptr;
+        slots[at + COUNT] = n + 1;
+    }
+
+    /** The first block of the cached list of class {@code sc}. */
+    long head(final int sc) {
+        return slots[(sc << 2) + HEAD];
+    }
+
+    /** The number of cached blocks of class {@code sc}. */
+    int count(final int sc) {
+        return (int) slots[(sc << 2) + COUNT];
+    }
+
+    /** Replaces the cached list of class {@code sc} (fills, and tests that stage a cache). */
+    void setList(final int sc, final long head, final int count) {
+        slots[(sc << 2) + HEAD] = head;
+        slots[(sc << 2) + COUNT] = count;
+    }
+
+    /** OWNER_RETURN: the descriptor of the superblock this cache owns for class {@code sc}, or 0. */
+    int current(final int sc) {
+        return (int) slots[(sc << 2) + CURRENT];
+    }
+
+    void setCurrent(final int sc, final int descriptor) {
+        slots[(sc << 2) + CURRENT] = descriptor;
     }
 
     private void quarantine(final long ptr) {
@@ -165,23 +196,23 @@ public final class ThreadCache {
     }
 
     private int refill(final int sc) {
-        if (!ownerReturn || current[sc] == 0 || allocator.collectRemote(this, sc, current[sc]) == 0) {
+        if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
             final int descriptor = allocator.fill(this, sc);
             if (ownerReturn) {
-                current[sc] = allocator.own(descriptor) ? descriptor : 0;
+                setCurrent(sc, allocator.own(descriptor) ? descriptor : 0);
             }
         }
-        final int n = counts[sc];
+        final int n = count(sc);
         takenBytes += (long) n * SizeClasses.size(sc);
         return n;
     }
 
     /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
     private void abandon(final int sc) {
-        final int descriptor = current[sc];
+        final int descriptor = current(sc);
         if (descriptor != 0) {
-            current[sc] = 0;
+            setCurrent(sc, 0);
             allocator.abandon(descriptor);
         }
     }
@@ -194,26 +225,27 @@ public final class ThreadCache {
             event.begin();
         }
         abandon(sc);
-        final int n = counts[sc];
+        final int n = count(sc);
         final int returned;
         if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
             // Keep the most recently freed (cache-hot) half on top; return the older half below it.
             final int keep = n / 2;
             final int size = SizeClasses.size(sc);
-            long last = heads[sc];
+            long last = head(sc);
             for (int i = 1; i < keep; i++) {
                 last = last + size + Words.lp(last);
             }
             final long rest = last + size + Words.lp(last);
-            counts[sc] = keep;
+            setList(sc, head(sc), keep);
             returned = n - keep;
             returnedBytes += (long) returned * size;
             allocator.flushList(rest, returned, sc);
         } else {
-            counts[sc] = 0;
+            final long head = head(sc);
+            setList(sc, 0, 0);
             returned = n;
             returnedBytes += (long) n * SizeClasses.size(sc);
-            allocator.flushList(heads[sc], n, sc);
+            allocator.flushList(head, n, sc);
         }
         if (timed && event.shouldCommit()) {
             event.sizeClass = sc;
@@ -236,11 +268,12 @@ public final class ThreadCache {
         }
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             abandon(sc);
-            final int n = counts[sc];
+            final int n = count(sc);
             if (n > 0) {
-                counts[sc] = 0;
+                final long head = head(sc);
+                setList(sc, 0, 0);
                 returnedBytes += (long) n * SizeClasses.size(sc);
-                allocator.flushList(heads[sc], n, sc);
+                allocator.flushList(head, n, sc);
             }
         }
     }
@@ -249,7 +282,7 @@ public final class ThreadCache {
     long cachedBytes() {
         long bytes = 0;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            bytes += (long) counts[sc] * SizeClasses.size(sc);
+            bytes += (long) count(sc) * SizeClasses.size(sc);
         }
         return quarantine == null ? bytes : bytes + quarantinedBytes();
     }

@@ -76,15 +76,13 @@ public final class AnchorFillVsFlushTest {
         abstract void flush(long head, long tail, int k);
 
         final void flusher() {
-            final long first = a.heads[SC];
+            final long first = a.head(SC);
             final long second = Superblocks.next(first);
-            a.heads[SC] = second;
-            a.counts[SC] = MAX - 1;
+            a.setList(SC, second, MAX - 1);
             flush(first, first, 1);
             final long third = Superblocks.next(second);
             final long kept = Superblocks.next(third);
-            a.heads[SC] = kept;
-            a.counts[SC] = MAX - 3;
+            a.setList(SC, kept, MAX - 3);
             flush(second, third, 2);
         }
 
@@ -94,21 +92,22 @@ public final class AnchorFillVsFlushTest {
                 bFrom = from;
                 return;
             }
-            final int n = b.counts[SC];
-            b.counts[SC] = 0;
+            final int n = b.count(SC);
+            final long head = b.head(SC);
+            b.setList(SC, 0, 0);
             if (n == MAX) {
-                alloc.flushList(b.heads[SC], n, SC); // a new superblock: the partial stack was empty
+                alloc.flushList(head, n, SC); // a new superblock: the partial stack was empty
             } else {
-                taken.merge(from, Superblocks.list(b.heads[SC], n), Base::concat);
+                taken.merge(from, Superblocks.list(head, n), Base::concat);
             }
         }
 
         final void arbiter(final IIII_Result r) {
             final int[] hits = new int[MAX];
-            int flags = Superblocks.markList(sb, a.heads[SC], a.counts[SC], hits);
-            final int own = bFrom == d ? b.counts[SC] : 0;
+            int flags = Superblocks.markList(sb, a.head(SC), a.count(SC), hits);
+            final int own = bFrom == d ? b.count(SC) : 0;
             if (own > 0) {
-                flags |= Superblocks.markList(sb, b.heads[SC], own, hits);
+                flags |= Superblocks.markList(sb, b.head(SC), own, hits);
             }
             final long[] others = taken.remove(d);
             if (others != null) {
@@ -121,8 +120,8 @@ public final class AnchorFillVsFlushTest {
             r.r2 = others == null ? 0 : others.length;
             r.r3 = Anchor.count(anchor);
             r.r4 = flags;
-            a.counts[SC] = 0;
-            b.counts[SC] = 0;
+            a.setList(SC, 0, 0);
+            b.setList(SC, 0, 0);
             Superblocks.giveBack(alloc, d);
         }
 

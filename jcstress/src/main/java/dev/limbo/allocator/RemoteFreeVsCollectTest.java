@@ -59,10 +59,10 @@ public final class RemoteFreeVsCollectTest {
             this.o = new ThreadCache(alloc);
             this.d = Superblocks.fresh(alloc, o);
             alloc.own(d);
-            o.current[SC] = d;
+            o.setCurrent(SC, d);
             this.sb = Superblocks.superblock(alloc, d);
-            final long[] blocks = Superblocks.list(o.heads[SC], o.counts[SC]);
-            o.counts[SC] = 0; // the owner allocated every block
+            final long[] blocks = Superblocks.list(o.head(SC), o.count(SC));
+            o.setList(SC, 0, 0); // the owner allocated every block
             this.x = blocks[0];
             this.y = blocks[1];
             this.inUse = new long[] {blocks[2], blocks[3]};
@@ -83,15 +83,15 @@ public final class RemoteFreeVsCollectTest {
 
         /** Counts O's list, the in-use blocks and the anchor's list; returns the flags. */
         final int markCacheInUseAnchor(final int[] hits, final long anchor) {
-            int flags = Superblocks.markList(sb, o.heads[SC], o.counts[SC], hits);
+            int flags = Superblocks.markList(sb, o.head(SC), o.count(SC), hits);
             flags |= Superblocks.mark(sb, inUse, hits);
             return flags | Superblocks.markAnchor(sb, anchor, hits);
         }
 
         /** Gives every block back (O's list, the remote list and the in-use pair) and recycles. */
         final void cleanUp() {
-            o.counts[SC] = 0;
-            o.current[SC] = 0;
+            o.setList(SC, 0, 0);
+            o.setCurrent(SC, 0);
             Superblocks.giveBack(alloc, d);
             Superblocks.drainEmpty(alloc);
         }
@@ -209,8 +209,7 @@ public final class RemoteFreeVsCollectTest {
                 return;
             }
             final int n = relink(list);
-            o.heads[SC] = list;
-            o.counts[SC] = n;
+            o.setList(SC, list, n);
             r.r2 = n;
         }
 
@@ -276,7 +275,7 @@ public final class RemoteFreeVsCollectTest {
 
         @Actor
         public void owner() {
-            o.current[SC] = 0;
+            o.setCurrent(SC, 0);
             alloc.abandon(d);
         }
 
@@ -319,7 +318,7 @@ public final class RemoteFreeVsCollectTest {
 
         @Actor
         public void owner() {
-            o.current[SC] = 0;
+            o.setCurrent(SC, 0);
             final long field = Superblocks.desc(alloc, d) + DescriptorLayout.REMOTE_HEAD;
             final long list = Words.lv(field);
             Words.sp(field, LimboAllocator.ABANDONED); // BUG: should be one get-and-set

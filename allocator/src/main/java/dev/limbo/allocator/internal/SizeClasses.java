@@ -16,7 +16,11 @@ public final class SizeClasses {
     /** The largest small size; larger requests are page runs. */
     public static final int MAX_SMALL = 16384;
 
-    private static final int[] SIZE = new int[COUNT + 1];
+    /**
+     * Indexed by class; 256 entries (0 beyond COUNT) so that a class decoded from a byte, as the
+     * fast paths do, needs no range check.
+     */
+    private static final int[] SIZE = new int[256];
     private static final byte[] LOOKUP = new byte[MAX_SMALL / 8 + 1];
     /** {@code ceil(2^32 / size)}: exact division of block offsets below 2^16 by multiply-shift. */
     private static final long[] RECIPROCAL = new long[COUNT + 1];
@@ -49,7 +53,7 @@ public final class SizeClasses {
 
     /** The class for a request of {@code bytes} (1..{@link #MAX_SMALL}). */
     public static int classOf(final long bytes) {
-        return LOOKUP[(int) ((bytes + 7) >>> 3)];
+        return LOOKUP[(int) ((bytes + 7) >>> 3)] & 0xFF;
     }
 
     /** The block size of class {@code sizeClass}. */
