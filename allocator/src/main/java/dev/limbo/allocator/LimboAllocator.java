@@ -132,6 +132,12 @@ public final class LimboAllocator implements OffHeapAllocator {
     /** A direct-mapped cache of {@link #local} by thread id; see {@link #localCache()}. */
     private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
+    /**
+     * Caches of terminated threads, kept whole (not drained) for the next new thread: under thread
+     * churn a new thread starts warm, and nobody walks the dead thread's lists (mimalloc's reclaim
+     * of abandoned heaps). At most {@link #STRIPES}; beyond that a dead thread's cache is drained.
+     */
+    private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
     private final AtomicLong largeBytes = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
@@ -414,14 +420,21 @@ public final class LimboAllocator implements OffHeapAllocator {
     }
 
     /**
-     * Returns the calling thread's cached blocks, adopts the caches of terminated threads, and
-     * decommits every free page run. Returns the bytes decommitted.
+     * Returns the calling thread's cached blocks, adopts the caches of terminated threads, returns
+     * the blocks of the spare caches, and decommits every free page run. Returns the bytes
+     * decommitted.
      */
     public long trim() {
         if (!Thread.currentThread().isVirtual()) {
             localCache().drain();
         }
         Participants.reapTerminated();
+        for (int i = 0; i < spares.length(); i++) {
+            final ThreadCache spare = spares.getAndSet(i, null);
+            if (spare != null) {
+                retire(spare);
+            }
+        }
         return pages.trim();
     }
 
@@ -431,6 +444,14 @@ public final class LimboAllocator implements OffHeapAllocator {
         long cached = 0;
         for (int i = 0; i < caches.length(); i++) {
             final ThreadCache c = caches.get(i);
+            if (c != null) {
+                final long inCache = c.cachedBytes();
+                net += c.takenBytes - c.returnedBytes - inCache;
+                cached += inCache;
+            }
+        }
+        for (int i = 0; i < spares.length(); i++) {
+            final ThreadCache c = spares.get(i);
             if (c != null) {
                 final long inCache = c.cachedBytes();
                 net += c.takenBytes - c.returnedBytes - inCache;
@@ -503,10 +524,28 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (installed != null && !installed.retired) {
             return installed; // a release hook run above allocated through this allocator
         }
-        final ThreadCache cache = new ThreadCache(this);
+        ThreadCache cache = takeSpare();
+        if (cache == null) {
+            cache = new ThreadCache(this);
+        }
         caches.set(participant, cache);
         local.set(cache);
         return cache;
+    }
+
+    /** A terminated thread's cache, now the calling thread's; null if there is none. */
+    private ThreadCache takeSpare() {
+        for (int i = 0; i < spares.length(); i++) {
+            // Volatile get-and-set: takes the cache exclusively, and acquires the field writes
+            // that adopt's compareAndSet released (which saw the dead thread's writes: its
+            // participant id was reaped after it terminated).
+            final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
+            if (spare != null) {
+                spare.ownerId = Thread.currentThread().threadId();
+                return spare;
+            }
+        }
+        return null;
     }
 
     private ThreadCache claimStripe() {
@@ -521,21 +560,35 @@ public final class LimboAllocator implements OffHeapAllocator {
     }
 
     /**
-     * Participants release hook: the cache of a thread that died or closed its participant is
-     * flushed and retired. It runs while nobody uses the cache: the thread is dead, or it is the
-     * closing thread itself, whose next call finds the cache retired and makes a new one.
+     * Participants release hook. It runs while nobody uses the cache: the thread is dead, or it is
+     * the closing thread itself. A dead thread's cache becomes a spare, kept whole for the next new
+     * thread, while there is room; otherwise (and for a closing thread, whose next call finds the
+     * cache retired and makes a new one) the cache is flushed and retired.
      */
     private void adopt(final int participant) {
         final ThreadCache cache = caches.getAndSet(participant, null);
-        if (cache != null) {
-            cache.drain();
-            cache.retired = true;
-            final int slot = (int) cache.ownerId & (BY_THREAD_ID - 1);
-            if (byThreadId[slot] == cache) {
-                byThreadId[slot] = null; // the closing thread's next call must not find it
-            }
-            uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes); // keep its count in the stats
+        if (cache == null) {
+            return;
         }
+        final int slot = (int) cache.ownerId & (BY_THREAD_ID - 1);
+        if (byThreadId[slot] == cache) {
+            byThreadId[slot] = null; // the closing thread's next call must not find it
+        }
+        if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
+            for (int i = 0; i < spares.length(); i++) {
+                if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
+                    return;
+                }
+            }
+        }
+        retire(cache);
+    }
+
+    /** Empties a cache that nobody will use again, keeping its count in the stats. */
+    private void retire(final ThreadCache cache) {
+        cache.drain();
+        cache.retired = true;
+        uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes);
     }
 
     // ---------------------------------------------------------------- superblock protocol

@@ -56,8 +56,12 @@ public final class ThreadCache {
     }
 
     final LimboAllocator allocator;
-    /** The id of the thread that created the cache (for a stripe, of whichever thread did). */
-    final long ownerId;
+    /**
+     * The id of the owning thread (for a stripe, of whichever thread created it). It changes when a
+     * terminated thread's cache passes to a new thread; a racy reader sees the old owner's id (a
+     * dead thread's, never reused) or the new one, and only the owner itself compares equal.
+     */
+    long ownerId;
     // Copies of the allocator's settings, one load away on the fast paths.
     private final int allocatorId;
     private final boolean checked;

@@ -89,6 +89,31 @@ class LimboAllocatorThreadsTest {
 
     @ParameterizedTest
     @EnumSource(FlushPolicy.class)
+    void aTerminatedThreadsCachePassesWholeToTheNextNewThread(final FlushPolicy policy) throws Exception {
+        final LimboAllocator a = LimboAllocator.builder().flushPolicy(policy).build();
+        final long[] freedByFirst = new long[1];
+        final long[] takenBySecond = new long[1];
+        final Thread first = Thread.ofPlatform().start(() -> {
+            freedByFirst[0] = a.allocate(64);
+            a.free(freedByFirst[0]); // now the top of the dying thread's cached list
+        });
+        first.join();
+        Participants.reapTerminated();
+        final AllocatorStats spare = a.stats();
+        assertEquals(0, spare.bytesInUse(), spare::toString);
+        assertTrue(spare.cachedBytes() > 0, () -> "the spare cache's blocks are counted as cached: " + spare);
+        final Thread second = Thread.ofPlatform().start(() -> {
+            takenBySecond[0] = a.allocate(64);
+            a.free(takenBySecond[0]);
+        });
+        second.join();
+        // The block is in no superblock while the spare holds it, so only the spare can hand it out.
+        assertEquals(freedByFirst[0], takenBySecond[0], "the new thread did not start with the dead thread's cache");
+        assertAllReturned(a);
+    }
+
+    @ParameterizedTest
+    @EnumSource(FlushPolicy.class)
     void tenThousandVirtualThreadsAllocateAndFreeAndReturnEveryByte(final FlushPolicy policy) throws Exception {
         final LimboAllocator a = LimboAllocator.builder().flushPolicy(policy).build();
         final AtomicInteger done = new AtomicInteger();
