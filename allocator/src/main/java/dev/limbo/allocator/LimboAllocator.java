@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * never allocated, an interior or misaligned pointer, and a pointer of another allocator into an
  * {@link IllegalArgumentException} or {@link IllegalStateException} that names the problem. It is
  * off by default, because it costs more than 10 % of the allocate+free fast path (AllocFastPath,
- * 16 B: 58 vs 75 pairs/us, 4 forks), the threshold under which the allocator issue asked for it
+ * 16 B: 69 vs 83 pairs/us, 2 forks), the threshold under which the allocator issue asked for it
  * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
  * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, and a small block freed

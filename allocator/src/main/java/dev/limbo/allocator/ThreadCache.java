@@ -24,12 +24,13 @@ import java.util.Locale;
  * <pre>{@code
  * Implementation notes
  *
- Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, so one
+ * Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, so one
  * array (one range check) serves a whole allocate or free.
  *
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
- * thread's cache, the adopting thread while nobody holds its id) touches the fields. With
+ * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
+ * as a spare) touches the fields. With
  * OWNER_RETURN, CURRENT is the descriptor of the superblock this cache owns for class c, or 0.
  * CAP is the allocator's cap for the class, copied here.
  *
@@ -39,7 +40,9 @@ import java.util.Locale;
  * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
  *
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
- * plain fields to the next claimer. Remote-list and anchor accesses are in LimboAllocator.
+ * plain fields to the next claimer; a spare passes through the allocator's spares array (a
+ * compareAndSet, then a getAndSet: the same hand-over). Remote-list and anchor accesses are in
+ * LimboAllocator.
  * }</pre>
  */
 public final class ThreadCache {
