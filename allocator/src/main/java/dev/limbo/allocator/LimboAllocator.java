@@ -85,7 +85,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *      and the free-list contents; the flusher's releases them.
  *  (4) CAS of remoteHead ABANDONED -> 0 when a cache takes ownership (it fails, and the cache
  *      does not own the superblock, if another cache owns it already); pairs with (5).
- *  (5) volatile load of remoteHead by a remote freer; (5b) plain store of the block's link,
+ *  (5) volatile load of remoteHead by a remote freer, after (5a) a plain pre-check that skips an
+ *      ABANDONED superblock (a stale answer only changes where the block goes: the anchor or the
+ *      cache instead of the remote list); (5b) plain store of the block's link,
  *      published by (6).
  *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
  *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
@@ -129,7 +131,7 @@ public final class LimboAllocator implements OffHeapAllocator {
     private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
     private static final int BY_THREAD_ID = 4096;
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
-    /** A direct-mapped cache of {@link #local} by thread id; see {@link #localCache()}. */
+    /** A direct-mapped cache of {@link #local} by thread id; see {@link #knownCache()}. */
     private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
     /**
@@ -491,11 +493,12 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /**
      * The calling thread's cache if {@link #byThreadId} knows it, else null: a field load instead of
-     * a {@link ThreadLocal} hash probe. An entry is used only if its owner id matches (thread ids are
-     * never reused, and a final field is safely published, so a racy read of another thread's entry
-     * just misses). Only platform threads' caches are entered, so a hit needs no virtual-thread
-     * check, and {@link #adopt} removes a retired cache's entry (it runs on the cache's own thread,
-     * or after that thread died).
+     * a {@link ThreadLocal} hash probe. An entry is used only if its owner id matches: only a thread
+     * itself ever writes its own id into a cache, and thread ids are never reused, so a racy read of
+     * any other value (an older owner's id, 0, or -1 once retired) just misses. Only platform
+     * threads' caches are entered, so a hit needs no virtual-thread check. A retired cache's owner
+     * id is -1, written by {@link #adopt} on the closing thread itself (program order), so its owner
+     * cannot find it again.
      */
     private ThreadCache knownCache() {
         final long threadId = Thread.currentThread().threadId();
@@ -537,8 +540,9 @@ public final class LimboAllocator implements OffHeapAllocator {
     private ThreadCache takeSpare() {
         for (int i = 0; i < spares.length(); i++) {
             // Volatile get-and-set: takes the cache exclusively, and acquires the field writes
-            // that adopt's compareAndSet released (which saw the dead thread's writes: its
-            // participant id was reaped after it terminated).
+            // that adopt's compareAndSet released. adopt saw the dead thread's writes as a drain
+            // of the dead thread's cache always has: the id was reaped after isAlive() returned
+            // false, or released by the Cleaner once the thread was unreachable.
             final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
             if (spare != null) {
                 spare.ownerId = Thread.currentThread().threadId();
@@ -575,6 +579,9 @@ public final class LimboAllocator implements OffHeapAllocator {
             byThreadId[slot] = null; // the closing thread's next call must not find it
         }
         if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
+            // Give up the owned superblocks (OWNER_RETURN): blocks other threads free to them go
+            // back to their free lists, usable by everyone, instead of waiting for the next owner.
+            cache.abandonAll();
             for (int i = 0; i < spares.length(); i++) {
                 if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
                     return;
@@ -588,6 +595,7 @@ public final class LimboAllocator implements OffHeapAllocator {
     private void retire(final ThreadCache cache) {
         cache.drain();
         cache.retired = true;
+        cache.ownerId = -1; // see knownCache
         uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes);
     }
 

@@ -85,7 +85,10 @@ public final class ThreadCache {
      */
     long takenBytes;
     long returnedBytes;
-    /** Set when the owner's participant id was released and the cache drained; never used again. */
+    /**
+     * Set when the owner's participant id was released and the cache drained; never used again. (A
+     * terminated thread's cache that becomes a spare is not retired: it passes to a new owner.)
+     */
     boolean retired;
     @SuppressWarnings("unused") // accessed through BUSY
     private volatile int busy;
@@ -215,6 +218,13 @@ public final class ThreadCache {
         return n;
     }
 
+    /** OWNER_RETURN: gives up every owned superblock; the cached lists stay. */
+    void abandonAll() {
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            abandon(sc);
+        }
+    }
+
     /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
     private void abandon(final int sc) {
         final int descriptor = current(sc);
@@ -273,8 +283,8 @@ public final class ThreadCache {
                 }
             }
         }
+        abandonAll();
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            abandon(sc);
             final int n = count(sc);
             if (n > 0) {
                 final long head = head(sc);
