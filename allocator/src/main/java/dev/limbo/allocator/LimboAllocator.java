@@ -442,29 +442,18 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
-        long net = uncachedNet.get() + largeBytes.get();
-        long cached = 0;
+        final long[] totals = {uncachedNet.get() + largeBytes.get(), 0}; // in use, cached
         for (int i = 0; i < caches.length(); i++) {
-            final ThreadCache c = caches.get(i);
-            if (c != null) {
-                final long inCache = c.cachedBytes();
-                net += c.takenBytes - c.returnedBytes - inCache;
-                cached += inCache;
-            }
+            addCache(caches.get(i), totals);
         }
         for (int i = 0; i < spares.length(); i++) {
-            final ThreadCache c = spares.get(i);
-            if (c != null) {
-                final long inCache = c.cachedBytes();
-                net += c.takenBytes - c.returnedBytes - inCache;
-                cached += inCache;
-            }
+            addCache(spares.get(i), totals);
         }
         for (final ThreadCache c : stripes) {
-            final long inCache = c.cachedBytes();
-            net += c.takenBytes - c.returnedBytes - inCache;
-            cached += inCache;
+            addCache(c, totals);
         }
+        final long net = totals[0];
+        final long cached = totals[1];
         long full = 0;
         long partial = 0;
         long empty = 0;
@@ -482,6 +471,15 @@ public final class LimboAllocator implements OffHeapAllocator {
         }
         return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
                 pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes());
+    }
+
+    /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
+    private static void addCache(final ThreadCache c, final long[] totals) {
+        if (c != null) {
+            final long inCache = c.cachedBytes();
+            totals[0] += c.takenBytes - c.returnedBytes - inCache;
+            totals[1] += inCache;
+        }
     }
 
     @Override
@@ -573,10 +571,6 @@ public final class LimboAllocator implements OffHeapAllocator {
         final ThreadCache cache = caches.getAndSet(participant, null);
         if (cache == null) {
             return;
-        }
-        final int slot = (int) cache.ownerId & (BY_THREAD_ID - 1);
-        if (byThreadId[slot] == cache) {
-            byThreadId[slot] = null; // the closing thread's next call must not find it
         }
         if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
             // Give up the owned superblocks (OWNER_RETURN): blocks other threads free to them go
