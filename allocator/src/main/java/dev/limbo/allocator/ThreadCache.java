@@ -24,8 +24,9 @@ import java.util.Locale;
  * <pre>{@code
  * Implementation notes
  *
- * Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, so one
- * array (one range check) serves a whole allocate or free.
+ * Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, in one
+ * array and one cache line, so that an allocate or a free pays two range checks. A free tells a
+ * small block of this allocator by one comparison of its owner word's tag (PageMap.TAG_SHIFT).
  *
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
@@ -66,7 +67,7 @@ public final class ThreadCache {
      */
     long ownerId;
     // Copies of the allocator's settings, one load away on the fast paths.
-    private final int allocatorId;
+    private final long smallTag;
     private final boolean checked;
     private final boolean ownerReturn;
     private static final int HEAD = 0;
@@ -96,7 +97,7 @@ public final class ThreadCache {
     ThreadCache(final LimboAllocator allocator) {
         this.allocator = allocator;
         this.ownerId = Thread.currentThread().threadId();
-        this.allocatorId = allocator.id;
+        this.smallTag = PageMap.smallTag(allocator.id);
         this.checked = allocator.checked;
         this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
@@ -111,15 +112,17 @@ public final class ThreadCache {
             return allocator.allocateLarge(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
+        final long[] s = slots;
         final int at = sc << 2;
-        long n = slots[at + COUNT];
+        long n = s[at + COUNT];
+        long block = s[at + HEAD];
         if (n == 0) {
             n = refill(sc);
+            block = s[at + HEAD];
         }
-        final long block = slots[at + HEAD];
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
-        slots[at + HEAD] = block + SizeClasses.size(sc) + Words.lp(block);
-        slots[at + COUNT] = n - 1;
+        s[at + HEAD] = block + SizeClasses.size(sc) + Words.lp(block);
+        s[at + COUNT] = n - 1;
         if (checked) {
             allocator.markAllocated(block, sc);
         }
@@ -129,7 +132,7 @@ public final class ThreadCache {
     /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
     public void free(final long ptr) {
         final long owner = LimboAllocator.ownerOf(ptr);
-        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != allocatorId) {
+        if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
             allocator.freeNotSmall(ptr, owner);
             return;
         }
@@ -140,7 +143,7 @@ public final class ThreadCache {
                 quarantine(ptr);
                 return;
             }
-        } else if (slots[(sc << 2) + COUNT] > 0 && slots[(sc << 2) + HEAD] == ptr) { // unchecked: freed twice in a row
+        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0) { // unchecked: freed twice in a row
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "double free: block 0x%x was the last block this thread freed", ptr));
         }
@@ -148,19 +151,24 @@ public final class ThreadCache {
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
+        final long[] s = slots;
         final int at = sc << 2;
-        if (ownerReturn && slots[at + CURRENT] != descriptor && allocator.pushRemote(descriptor, ptr)) {
+        // The highest index first: its range check covers the three below it.
+        final long cap = s[at + CAP];
+        // CURRENT stays 0 unless the policy is owner return, so a block of the owned superblock (the
+        // common case) costs one comparison.
+        if (s[at + CURRENT] != descriptor && ownerReturn && allocator.pushRemote(descriptor, ptr)) {
             returnedBytes += SizeClasses.size(sc);
             return;
         }
-        long n = slots[at + COUNT];
-        if (n >= slots[at + CAP]) {
+        long n = s[at + COUNT];
+        if (n >= cap) {
             flush(sc);
-            n = slots[at + COUNT];
+            n = s[at + COUNT];
         }
-        Words.sp(ptr, slots[at + HEAD] - (ptr + SizeClasses.size(sc)));
-        slots[at + HEAD] = ptr;
-        slots[at + COUNT] = n + 1;
+        Words.sp(ptr, s[at + HEAD] - (ptr + SizeClasses.size(sc)));
+        s[at + HEAD] = ptr;
+        s[at + COUNT] = n + 1;
     }
 
     /** The first block of the cached list of class {@code sc}. */

@@ -98,6 +98,18 @@ public final class PageMap {
         return (int) (owner >>> 62);
     }
 
+    /**
+     * {@code owner >>> TAG_SHIFT} is the kind and allocator of an owner word ({@code kind:2 |
+     * allocator:16}): one comparison with {@link #smallTag} tells whether a block is a small block of
+     * a given allocator.
+     */
+    public static final int TAG_SHIFT = 40;
+
+    /** The tag of the owner words of {@code allocator}'s small blocks; see {@link #TAG_SHIFT}. */
+    public static long smallTag(final int allocator) {
+        return encode(SMALL, allocator, 0, 0) >>> TAG_SHIFT;
+    }
+
     public static int allocator(final long owner) {
         return (int) ((owner >>> 40) & 0xFFFF);
     }

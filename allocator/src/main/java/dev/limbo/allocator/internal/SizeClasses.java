@@ -21,7 +21,11 @@ public final class SizeClasses {
      * fast paths do, needs no range check.
      */
     private static final int[] SIZE = new int[256];
-    private static final byte[] LOOKUP = new byte[MAX_SMALL / 8 + 1];
+    /**
+     * The class of each 8-byte granule {@code (bytes - 1) >>> 3}: 2048 entries, a power of two, so
+     * that the masked index in {@link #classOf} needs no range check.
+     */
+    private static final byte[] LOOKUP = new byte[MAX_SMALL / 8];
     /** {@code ceil(2^32 / size)}: exact division of block offsets below 2^16 by multiply-shift. */
     private static final long[] RECIPROCAL = new long[COUNT + 1];
 
@@ -38,7 +42,7 @@ public final class SizeClasses {
         }
         int c = 1;
         for (int granule = 0; granule < LOOKUP.length; granule++) {
-            while (SIZE[c] < granule * 8) {
+            while (SIZE[c] < granule * 8 + 8) {
                 c++;
             }
             LOOKUP[granule] = (byte) c;
@@ -51,9 +55,9 @@ public final class SizeClasses {
     private SizeClasses() {
     }
 
-    /** The class for a request of {@code bytes} (1..{@link #MAX_SMALL}). */
+    /** The class for a request of {@code bytes}, which must be 1..{@link #MAX_SMALL} (callers check). */
     public static int classOf(final long bytes) {
-        return LOOKUP[(int) ((bytes + 7) >>> 3)] & 0xFF;
+        return LOOKUP[(int) ((bytes - 1) >>> 3) & (LOOKUP.length - 1)] & 0xFF;
     }
 
     /** The block size of class {@code sizeClass}. */
