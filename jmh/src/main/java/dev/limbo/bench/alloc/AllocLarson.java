@@ -17,6 +17,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * per-thread figure. The iteration log prints the region's committed bytes, which must stay flat.
  * {@code sameThread} runs the same operations on the benchmark thread itself, without the churn,
  * which separates the allocator's own scaling from the cost of starting and ending threads.
+ * {@code threadChurnOnly} starts and joins the same worker threads with no work: with the same
+ * operations per invocation, its score is the ceiling that thread churn alone puts on {@code churn}
+ * on this machine, whatever the allocator.
  */
 @State(Scope.Thread)
 public class AllocLarson extends AllocBenchmark {
@@ -55,6 +58,14 @@ public class AllocLarson extends AllocBenchmark {
         worker.start();
         worker.join();
         return result[0];
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(OPS)
+    public void threadChurnOnly() throws InterruptedException {
+        final Thread worker = new Thread(() -> { });
+        worker.start();
+        worker.join();
     }
 
     private long work(final AllocatorState s) {
