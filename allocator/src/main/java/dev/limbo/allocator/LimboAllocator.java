@@ -544,6 +544,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
             if (spare != null) {
                 spare.ownerId = Thread.currentThread().threadId();
+                spare.ownListHeads();
                 return spare;
             }
         }

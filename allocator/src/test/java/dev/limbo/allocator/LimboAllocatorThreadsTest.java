@@ -5,6 +5,7 @@ import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.quiesce;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.core.Participants;
@@ -12,10 +13,12 @@ import dev.limbo.core.Participants;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -109,6 +112,36 @@ class LimboAllocatorThreadsTest {
         second.join();
         // The block is in no superblock while the spare holds it, so only the spare can hand it out.
         assertEquals(freedByFirst[0], takenBySecond[0], "the new thread did not start with the dead thread's cache");
+        assertAllReturned(a);
+    }
+
+    @Test
+    void aSpareCachesNewThreadOwnsTheSuperblockItAllocatesFromSoRemoteFreesGoBackToIt() throws Exception {
+        final LimboAllocator a = LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
+        final Thread first = Thread.ofPlatform().start(() -> a.free(a.allocate(8))); // leaves a cached list
+        first.join();
+        Participants.reapTerminated(); // its cache becomes a spare, owning nothing
+        final long[] handed = new long[1];
+        final CountDownLatch allocated = new CountDownLatch(1);
+        final CountDownLatch freed = new CountDownLatch(1);
+        final Thread second = Thread.ofPlatform().start(() -> {
+            handed[0] = a.allocate(8); // from the spare's list
+            allocated.countDown();
+            try {
+                freed.await(); // stays alive, and the owner, while this thread frees and allocates
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        allocated.await();
+        a.free(handed[0]); // a remote free
+        final long next = a.allocate(8);
+        freed.countDown();
+        second.join();
+        a.free(next);
+        // Had the block's superblock been unowned, the free would have pushed it onto this thread's
+        // cache, and the allocation would have handed it out again (passive false sharing).
+        assertNotEquals(handed[0], next, "a remotely freed block of the spare's superblock came back to the freeing thread");
         assertAllReturned(a);
     }
 
