@@ -544,7 +544,6 @@ public final class LimboAllocator implements OffHeapAllocator {
             final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
             if (spare != null) {
                 spare.ownerId = Thread.currentThread().threadId();
-                spare.ownListHeads();
                 return spare;
             }
         }
@@ -574,9 +573,10 @@ public final class LimboAllocator implements OffHeapAllocator {
             return;
         }
         if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
-            // Give up the owned superblocks (OWNER_RETURN): blocks other threads free to them go
-            // back to their free lists, usable by everyone, instead of waiting for the next owner.
-            cache.abandonAll();
+            // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
+            // them: its blocks' remote frees still go home (no passive false sharing after a
+            // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
+            // spares, which gives the superblocks up.
             for (int i = 0; i < spares.length(); i++) {
                 if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
                     return;

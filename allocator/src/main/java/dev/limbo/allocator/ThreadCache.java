@@ -32,8 +32,8 @@ import java.util.Locale;
  * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
  * as a spare) touches the fields. With OWNER_RETURN, CURRENT is the descriptor of the superblock
- * this cache owns for class c, or 0; it is taken by a fill, or, for a spare's lists, by the new
- * thread the spare passes to (ownListHeads), and given up before a flush or when the thread dies.
+ * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
+ * cache is retired, and kept by a spare for the thread it passes to.
  * CAP is the allocator's cap for the class, copied here.
  *
  * Linearization points: allocate - the pop of HEAD (thread-local), or the anchor CAS of a fill;
@@ -228,28 +228,6 @@ public final class ThreadCache {
     }
 
     /** OWNER_RETURN: gives up every owned superblock; the cached lists stay. */
-    /**
-     * OWNER_RETURN, for a spare cache passing to a new thread: takes ownership of the superblock of
-     * each cached list's first block, which the spare gave up when its thread died. Without it, the
-     * blocks the new thread hands out would come from unowned superblocks, so other threads' frees
-     * of them would land in those threads' caches, which hand them out again next to the new
-     * thread's blocks (passive false sharing, cache-scratch). Safe for the same reason as a fill's
-     * own: this cache holds that block, so the superblock cannot go EMPTY while it is owned.
-     */
-    void ownListHeads() {
-        if (!ownerReturn) {
-            return;
-        }
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            if (count(sc) > 0) { // a spare owns nothing: adopt abandoned all
-                final int d = PageMap.descriptor(PageMap.owner(head(sc) >>> PageMap.PAGE_SHIFT));
-                if (allocator.own(d)) {
-                    setCurrent(sc, d);
-                }
-            }
-        }
-    }
-
     void abandonAll() {
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             abandon(sc);
