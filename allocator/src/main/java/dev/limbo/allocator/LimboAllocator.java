@@ -120,6 +120,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
 
     final int id;
+    /** The tag of this allocator's small blocks' owner words (PageMap.smallTag). */
+    final long smallTag;
     final boolean checked;
     final boolean debug;
     final FlushPolicy policy;
@@ -150,6 +152,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             throw new IllegalStateException("more than 65535 allocators created in this JVM");
         }
         this.id = n;
+        this.smallTag = PageMap.smallTag(n);
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.policy = b.policy;
@@ -313,7 +316,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int i = 0; i < n; i++) {
             final long ptr = ptrs[i];
             final long owner = ownerOf(ptr);
-            if (PageMap.kind(owner) == PageMap.SMALL && PageMap.allocator(owner) == id) {
+            if (owner >>> PageMap.TAG_SHIFT == smallTag) {
                 if (i > 0 && ptrs[i - 1] == ptr) {
                     throw new IllegalStateException(String.format(Locale.ROOT,
                             "double free: 0x%x appears twice in one batch", ptr));
@@ -841,7 +844,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     private void freeDirect(final long ptr) {
         final long owner = ownerOf(ptr);
-        if (PageMap.kind(owner) != PageMap.SMALL || PageMap.allocator(owner) != id) {
+        if (owner >>> PageMap.TAG_SHIFT != smallTag) {
             freeNotSmall(ptr, owner);
             return;
         }

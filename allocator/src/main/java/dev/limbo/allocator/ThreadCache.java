@@ -98,7 +98,7 @@ public final class ThreadCache {
     ThreadCache(final LimboAllocator allocator) {
         this.allocator = allocator;
         this.ownerId = Thread.currentThread().threadId();
-        this.smallTag = PageMap.smallTag(allocator.id);
+        this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
         this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
@@ -227,13 +227,6 @@ public final class ThreadCache {
         return n;
     }
 
-    /** OWNER_RETURN: gives up every owned superblock; the cached lists stay. */
-    void abandonAll() {
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            abandon(sc);
-        }
-    }
-
     /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
     private void abandon(final int sc) {
         final int descriptor = current(sc);
@@ -267,11 +260,8 @@ public final class ThreadCache {
             returnedBytes += (long) returned * size;
             allocator.flushList(rest, returned, sc);
         } else {
-            final long head = head(sc);
-            setList(sc, 0, 0);
             returned = n;
-            returnedBytes += (long) n * SizeClasses.size(sc);
-            allocator.flushList(head, n, sc);
+            returnList(sc);
         }
         if (timed && event.shouldCommit()) {
             event.sizeClass = sc;
@@ -292,16 +282,21 @@ public final class ThreadCache {
                 }
             }
         }
-        abandonAll();
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            final int n = count(sc);
-            if (n > 0) {
-                final long head = head(sc);
-                setList(sc, 0, 0);
-                returnedBytes += (long) n * SizeClasses.size(sc);
-                allocator.flushList(head, n, sc);
+            abandon(sc);
+            if (count(sc) > 0) {
+                returnList(sc);
             }
         }
+    }
+
+    /** Returns the whole cached list of class {@code sc} to its superblocks. */
+    private void returnList(final int sc) {
+        final int n = count(sc);
+        final long head = head(sc);
+        setList(sc, 0, 0);
+        returnedBytes += (long) n * SizeClasses.size(sc);
+        allocator.flushList(head, n, sc);
     }
 
     /** Bytes of free blocks held here (racy read; exact when the owner is quiescent). */

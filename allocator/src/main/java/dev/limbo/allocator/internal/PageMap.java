@@ -111,7 +111,7 @@ public final class PageMap {
     }
 
     public static int allocator(final long owner) {
-        return (int) ((owner >>> 40) & 0xFFFF);
+        return (int) ((owner >>> TAG_SHIFT) & 0xFFFF);
     }
 
     public static int sizeClass(final long owner) {
