@@ -6,7 +6,6 @@ import dev.limbo.reclaim.Scheme;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Test;
 
 import java.util.Queue;
@@ -93,21 +92,6 @@ public class HarrisMichaelListLincheckTest {
 
     @Test
     void linearizable() {
-        try {
-            new StressOptions()
-                    .iterations(30)
-                    .invocationsPerIteration(2_000)
-                    .threads(3)
-                    .actorsPerThread(3)
-                    .actorsBefore(2)
-                    .actorsAfter(1)
-                    .sequentialSpecification(Spec.class)
-                    .check(getClass());
-        } finally {
-            for (OffHeapStructure s; (s = CREATED.poll()) != null; ) {
-                s.close();
-            }
-            DOMAIN.close();
-        }
+        LincheckStress.check(getClass(), Spec.class, CREATED, DOMAIN);
     }
 }

@@ -6,14 +6,11 @@ import dev.limbo.reclaim.Scheme;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Test;
 
 import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-
-import static dev.limbo.structures.OffHeapStructure.RESERVED;
 
 /**
  * Lincheck (stress mode) linearizability test of {@link NatarajanMittalTree} over a DEBRA domain,
@@ -70,11 +67,11 @@ public class NatarajanMittalTreeLincheckTest {
         }
 
         public long putIfAbsent(final long key, final long value) {
-            return orReserved(map.putIfAbsent(key, value));
+            return LongMapChecks.orReserved(map.putIfAbsent(key, value));
         }
 
         public long get(final long key) {
-            return orReserved(map.get(key));
+            return LongMapChecks.orReserved(map.get(key));
         }
 
         public boolean contains(final long key) {
@@ -82,31 +79,12 @@ public class NatarajanMittalTreeLincheckTest {
         }
 
         public long remove(final long key) {
-            return orReserved(map.remove(key));
-        }
-
-        private static long orReserved(final Long v) {
-            return v == null ? RESERVED : v;
+            return LongMapChecks.orReserved(map.remove(key));
         }
     }
 
     @Test
     void linearizable() {
-        try {
-            new StressOptions()
-                    .iterations(30)
-                    .invocationsPerIteration(2_000)
-                    .threads(3)
-                    .actorsPerThread(3)
-                    .actorsBefore(2)
-                    .actorsAfter(1)
-                    .sequentialSpecification(Spec.class)
-                    .check(getClass());
-        } finally {
-            for (OffHeapStructure s; (s = CREATED.poll()) != null; ) {
-                s.close();
-            }
-            DOMAIN.close();
-        }
+        LincheckStress.check(getClass(), Spec.class, CREATED, DOMAIN);
     }
 }

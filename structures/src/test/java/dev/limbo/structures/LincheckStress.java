@@ -1,0 +1,52 @@
+package dev.limbo.structures;
+
+import dev.limbo.reclaim.ReclaimDomain;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+
+import java.util.Queue;
+
+/**
+ * The Lincheck stress run shared by the structures' linearizability tests: 3 threads of 3
+ * operations, with 2 before and 1 after, 30 scenarios of 2,000 invocations each.
+ */
+final class LincheckStress {
+
+    private LincheckStress() {
+    }
+
+    /**
+     * Checks {@code test} against {@code spec}; afterwards, pass or fail, closes every structure
+     * in {@code created} (Lincheck makes one test instance per invocation), then {@code domain}. A
+     * structure broken enough to fail the check may also fail to close (a node freed twice): that
+     * error is then suppressed into Lincheck's report instead of replacing it.
+     */
+    static void check(final Class<?> test, final Class<?> spec, final Queue<? extends OffHeapStructure> created,
+                      final ReclaimDomain domain) {
+        try {
+            new StressOptions()
+                    .iterations(30)
+                    .invocationsPerIteration(2_000)
+                    .threads(3)
+                    .actorsPerThread(3)
+                    .actorsBefore(2)
+                    .actorsAfter(1)
+                    .sequentialSpecification(spec)
+                    .check(test);
+        } catch (final Throwable failure) {
+            try {
+                close(created, domain);
+            } catch (final RuntimeException | Error e) {
+                failure.addSuppressed(e);
+            }
+            throw failure;
+        }
+        close(created, domain);
+    }
+
+    private static void close(final Queue<? extends OffHeapStructure> created, final ReclaimDomain domain) {
+        for (OffHeapStructure s; (s = created.poll()) != null; ) {
+            s.close();
+        }
+        domain.close();
+    }
+}
