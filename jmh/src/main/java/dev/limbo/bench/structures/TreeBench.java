@@ -12,11 +12,17 @@ import org.openjdk.jmh.annotations.TearDown;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
- * The Natarajan-Mittal tree under the mixes of CDRC (PLDI '21 §6: 100K keys, i.e. keyRange 200000
- * prefilled to half, with 1, 10 and 50 % updates) and DEBRA (PODC '15 §7: 50 % insert / 50 %
- * delete, {@code updatePercent=100}, key ranges 10^4 and 10^6, prefilled to half). Updates split
- * evenly between insert and remove; the rest are lookups. {@code jdk}:
+ * The Natarajan-Mittal tree, prefilled to half its key range, under a mix of {@code updatePercent}
+ * updates, split evenly between insert and remove; the rest are lookups. {@code jdk}:
  * {@link ConcurrentSkipListMap} of boxed longs.
+ *
+ * <p>Five shapes come from the papers: CDRC's (PLDI '21 §6: 100K keys, i.e. {@code keyRange=200000},
+ * with {@code updatePercent} 1, 10 and 50) and DEBRA's (PODC '15 §7: 50 % insert / 50 % delete,
+ * i.e. {@code updatePercent=100}, with {@code keyRange} 10000 and 1000000). The declared
+ * parameters are DEBRA's 10^6 shape alone; {@code ./limbo bench full} runs all five (the planner's
+ * full-suite parameter sets), the quick suite only {@code keyRange=10000, updatePercent=100}. Run
+ * other shapes directly with {@code -p}, e.g. {@code ./limbo jmh TreeBench -p keyRange=200000
+ * -p updatePercent=1,10,50}.
  */
 public class TreeBench extends StructureBenchmark {
 

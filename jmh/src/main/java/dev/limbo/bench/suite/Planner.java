@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,7 +17,11 @@ import java.util.regex.Pattern;
  * {@code scheme} parameters take every {@link Scheme#values() Scheme} (plus {@code jdk} where the
  * benchmark declares that baseline), so a scheme added to the enum is benchmarked without edits.
  * Benchmarks are found by package ({@link Family}); the quick suite only narrows a few expensive
- * ones.
+ * ones, and the full suite gives a few benchmarks the parameter sets of their papers.
+ *
+ * <p>A benchmark runs its declared {@code @Param} values unless a suite's table lists parameter
+ * sets for its class. Each set is one JMH run per thread count over the cross product of its
+ * values, so a table with several sets pairs values that a single cross product would mix.
  */
 public final class Planner {
 
@@ -30,10 +35,18 @@ public final class Planner {
     static final List<String> QUICK_ALLOCATORS = List.of("limbo", "malloc", "netty", "bump");
     /** Quick suite: structure benchmarks left out (prefilling 100K keys per fork is too slow for it). */
     static final List<Pattern> QUICK_SKIP = List.of(Pattern.compile("HashMapBench\\..*"));
-    /** Quick suite: parameter values by benchmark class (the rest keep their declared values). */
-    static final Map<String, Map<String, List<String>>> QUICK_PARAMS = Map.of(
-            "ListBench", Map.of("updatePercent", List.of("20")),
-            "TreeBench", Map.of("keyRange", List.of("10000"), "updatePercent", List.of("100")));
+    /** Quick suite: parameter sets by benchmark class (parameters not named keep their declared values). */
+    static final Map<String, List<Map<String, List<String>>>> QUICK_PARAMS = Map.of(
+            "ListBench", List.of(Map.of("updatePercent", List.of("20"))),
+            "TreeBench", List.of(Map.of("keyRange", List.of("10000"), "updatePercent", List.of("100"))));
+    /**
+     * Full suite: parameter sets by benchmark class. TreeBench: CDRC's 100K keys in a 200K range
+     * at 1, 10 and 50 % updates, and DEBRA's 50 % insert / 50 % delete at key ranges 10^4 and 10^6.
+     */
+    static final Map<String, List<Map<String, List<String>>>> FULL_PARAMS = Map.of(
+            "TreeBench", List.of(
+                    Map.of("keyRange", List.of("200000"), "updatePercent", List.of("1", "10", "50")),
+                    Map.of("keyRange", List.of("10000", "1000000"), "updatePercent", List.of("100"))));
 
     /**
      * What to plan.
@@ -61,7 +74,7 @@ public final class Planner {
         return Arrays.stream(Scheme.values()).map(Scheme::id).toList();
     }
 
-    /** The runs of {@code r} over {@code benchmarks}: by family, benchmark name, then threads. */
+    /** The runs of {@code r} over {@code benchmarks}: by family, benchmark name, parameter set, then threads. */
     public static List<PlannedRun> plan(final Request r, final List<BenchmarkInfo> benchmarks) {
         final List<PlannedRun> runs = new ArrayList<>();
         for (final Family family : Family.values()) {
@@ -72,14 +85,15 @@ public final class Planner {
                 if (b.family() != family || !selected(r, b)) {
                     continue;
                 }
-                final Map<String, List<String>> overrides = overrides(r, b);
-                final Map<String, List<String>> params = new LinkedHashMap<>(b.params());
-                params.putAll(overrides);
-                if (params.values().stream().anyMatch(List::isEmpty)) {
-                    continue; // e.g. --schemes jdk for a benchmark without the jdk baseline
-                }
-                for (final int t : r.spec().threads()) {
-                    runs.add(new PlannedRun(family, b, t, params, overrides, r.spec()));
+                for (final Map<String, List<String>> overrides : overrides(r, b)) {
+                    final Map<String, List<String>> params = new LinkedHashMap<>(b.params());
+                    params.putAll(overrides);
+                    if (params.values().stream().anyMatch(List::isEmpty)) {
+                        continue; // e.g. --schemes jdk for a benchmark without the jdk baseline
+                    }
+                    for (final int t : r.spec().threads()) {
+                        runs.add(new PlannedRun(family, b, t, params, overrides, r.spec()));
+                    }
                 }
             }
         }
@@ -100,7 +114,8 @@ public final class Planner {
         };
     }
 
-    private static Map<String, List<String>> overrides(final Request r, final BenchmarkInfo b) {
+    /** The parameters to pass to JMH, one map per parameter set (distinct once the user's -p applied). */
+    private static Set<Map<String, List<String>>> overrides(final Request r, final BenchmarkInfo b) {
         final Map<String, List<String>> o = new LinkedHashMap<>();
         final List<String> declaredSchemes = b.params().get("scheme");
         if (declaredSchemes != null) {
@@ -123,19 +138,25 @@ public final class Planner {
                 o.put("allocator", QUICK_ALLOCATORS);
             }
         }
-        if (r.spec().quick()) {
-            for (final Map.Entry<String, List<String>> e : QUICK_PARAMS.getOrDefault(b.className(), Map.of()).entrySet()) {
-                if (b.params().containsKey(e.getKey())) {
-                    o.put(e.getKey(), e.getValue());
-                }
-            }
+        final Set<Map<String, List<String>>> sets = new LinkedHashSet<>();
+        final Map<String, List<Map<String, List<String>>>> table = r.spec().quick() ? QUICK_PARAMS : FULL_PARAMS;
+        for (final Map<String, List<String>> values : table.getOrDefault(b.className(), List.of(Map.of()))) {
+            final Map<String, List<String>> set = new LinkedHashMap<>(o);
+            putDeclared(set, values, b);
+            putDeclared(set, r.params(), b);
+            sets.add(set);
         }
-        for (final Map.Entry<String, List<String>> e : r.params().entrySet()) {
+        return sets;
+    }
+
+    /** Puts the entries of {@code values} whose parameter {@code b} declares. */
+    private static void putDeclared(final Map<String, List<String>> to, final Map<String, List<String>> values,
+                                    final BenchmarkInfo b) {
+        for (final Map.Entry<String, List<String>> e : values.entrySet()) {
             if (b.params().containsKey(e.getKey())) {
-                o.put(e.getKey(), e.getValue());
+                to.put(e.getKey(), e.getValue());
             }
         }
-        return o;
     }
 
     /** Expected seconds of all runs. */

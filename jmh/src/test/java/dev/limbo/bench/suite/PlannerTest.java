@@ -6,8 +6,10 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -48,6 +50,7 @@ class PlannerTest {
         assertEquals(withJdk, runs.get(4).params().get("scheme"));
         assertEquals(List.of("10000"), runs.get(4).params().get("keyRange"));
         assertEquals(List.of("10000"), runs.get(4).overrides().get("keyRange"));
+        assertEquals(Set.of("10000:100"), shapes(runs.subList(4, 6)));
         assertEquals(withJdk.size() * 2, runs.get(4).forks());
     }
 
@@ -55,14 +58,50 @@ class PlannerTest {
     void fullSuiteRunsEveryBenchmarkWithDeclaredParameters() {
         final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.full(2)), BENCHMARKS);
         assertEquals(List.of(1, 2, 4), SuiteSpec.full(2).threads());
-        assertEquals(5 * 3, runs.size());
+        assertEquals((4 + 2) * 3, runs.size(), "TreeBench runs once per parameter set");
         assertTrue(runs.stream().anyMatch(r -> r.benchmark().shortName().equals("HashMapBench.cdrc")));
         final PlannedRun pair = runs.get(0);
         assertEquals(List.of("limbo", "malloc", "arena", "bump", "netty"), pair.params().get("allocator"));
         assertTrue(!pair.overrides().containsKey("allocator"), "declared allocators are JMH's defaults");
-        final PlannedRun tree = runs.get(runs.size() - 1);
-        assertEquals(List.of("1000000"), tree.params().get("keyRange"));
-        assertEquals(3 * (ALL.size() + 1), tree.forks());
+        final PlannedRun guard = runs.get(6);
+        assertEquals("ReclaimGuardPtr.guardPtr", guard.benchmark().shortName());
+        assertEquals(Set.of("scheme"), guard.overrides().keySet(), "no parameter set: declared values");
+    }
+
+    /** The full suite's TreeBench: the papers' five shapes, not the cross product of their values. */
+    @Test
+    void fullSuiteRunsTreeBenchInThePapersShapes() {
+        final List<PlannedRun> tree = Planner.plan(request(SuiteSpec.full(2)), BENCHMARKS).stream()
+                .filter(r -> r.benchmark().className().equals("TreeBench")).toList();
+        assertEquals(List.of(1, 2, 4, 1, 2, 4), tree.stream().map(PlannedRun::threads).toList());
+        assertEquals(Set.of("200000:1", "200000:10", "200000:50", "10000:100", "1000000:100"), shapes(tree));
+        for (final PlannedRun r : tree) {
+            assertEquals(r.params().get("keyRange"), r.overrides().get("keyRange"), "passed to JMH");
+            assertEquals(r.params().get("updatePercent"), r.overrides().get("updatePercent"), "passed to JMH");
+        }
+        assertEquals(3 * (ALL.size() + 1) * 3, tree.get(0).forks());
+        assertEquals(3 * (ALL.size() + 1) * 2, tree.get(3).forks());
+
+        final Planner.Request p = new Planner.Request(SuiteSpec.full(2), EnumSet.of(Family.STRUCTURES), null, null,
+                Pattern.compile("TreeBench"), Map.of("keyRange", List.of("10000")));
+        assertEquals(Set.of("10000:1", "10000:10", "10000:50", "10000:100"), shapes(Planner.plan(p, BENCHMARKS)),
+                "-p replaces one parameter in every set");
+        final Planner.Request both = new Planner.Request(SuiteSpec.full(2), EnumSet.of(Family.STRUCTURES), null, null,
+                Pattern.compile("TreeBench"), Map.of("keyRange", List.of("10000"), "updatePercent", List.of("100")));
+        assertEquals(3, Planner.plan(both, BENCHMARKS).size(), "sets made equal by -p run once");
+    }
+
+    /** The keyRange:updatePercent combinations that {@code runs} measure. */
+    static Set<String> shapes(final List<PlannedRun> runs) {
+        final Set<String> shapes = new HashSet<>();
+        for (final PlannedRun r : runs) {
+            for (final String k : r.params().get("keyRange")) {
+                for (final String u : r.params().get("updatePercent")) {
+                    shapes.add(k + ":" + u);
+                }
+            }
+        }
+        return shapes;
     }
 
     @Test
