@@ -118,7 +118,7 @@ public final class BenchCommand implements Callable<Integer> {
     Integer timelineThreads;
 
     @Option(names = "--timeline-structure", paramLabel = "NAME", defaultValue = "tree",
-            description = "Structure of the timed trials: tree, list or hashmap (default: tree)")
+            description = "Structure of the timed trials: ${sys:limbo.bench.structures} (default: ${DEFAULT-VALUE})")
     String timelineStructure;
 
     @Option(names = "--timeline-keys", paramLabel = "N", description = "Key range of the timed trials")
@@ -149,6 +149,7 @@ public final class BenchCommand implements Callable<Integer> {
         System.setProperty("java.awt.headless", "true");
         System.setProperty("limbo.bench.schemes",
                 java.util.Arrays.stream(Scheme.values()).map(Scheme::id).collect(Collectors.joining(",")));
+        System.setProperty("limbo.bench.structures", TimedTrial.Structure.ids());
         final CommandLine cl = new CommandLine(new BenchCommand());
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setParameterExceptionHandler((e, args2) -> {
@@ -299,7 +300,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             if (timeline) {
                 console.printf(Locale.ROOT, "  %-10s %s, %d threads, keys %d, %.1f s warmup + %.1f s each: %s  ~%s%n",
-                        "timeline", structure.id(), s.timelineThreads(), s.timelineKeyRange(),
+                        "timeline", structure.id(), s.timelineThreads(), structure.keyRange(s.timelineKeyRange()),
                         s.timelineWarmup().toMillis() / 1000.0, s.timelineDuration().toMillis() / 1000.0, trialSchemes,
                         Progress.clock(trialSchemes.size() * trialSeconds));
             }
@@ -488,8 +489,7 @@ public final class BenchCommand implements Callable<Integer> {
                                           final List<String> trialSchemes, final Path dir, final Progress progress,
                                           final List<String> failures) throws IOException {
         progress.note("-- timeline");
-        final int keys = structure == TimedTrial.Structure.LIST ? Math.min(s.timelineKeyRange(), 2000)
-                : s.timelineKeyRange();
+        final int keys = structure.keyRange(s.timelineKeyRange());
         final Timelines.Settings settings = new Timelines.Settings(structure, s.timelineThreads(), s.timelineWarmup(),
                 s.timelineDuration(), Duration.ofMillis(50), keys, 100, trialSchemes, jfr);
         final double trialSeconds = s.trialSeconds();

@@ -15,10 +15,16 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiFunction;
+import java.util.function.LongPredicate;
+import java.util.stream.Collectors;
+
+import static dev.limbo.structures.OffHeapStructure.RESERVED;
 
 /**
  * A timed trial in the style of setbench (Brown et al.; the Token-EBR paper's Figs. 4-9, Stamp-it's
@@ -32,23 +38,51 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class TimedTrial {
 
-    /** The structures a trial can run. */
+    /**
+     * The structures a trial can run, each with its domain's record size and slots and its
+     * operations: a structure added here is offered by {@code --timeline-structure} without other
+     * edits.
+     */
     public enum Structure {
         /** {@link NatarajanMittalTree}: 32-byte nodes, 5 guard slots. */
-        TREE("tree"),
-        /** {@link HarrisMichaelList}: 24-byte nodes, 3 slots (use a small key range). */
-        LIST("list"),
+        TREE("tree", NatarajanMittalTree.NODE_BYTES, NatarajanMittalTree.SLOTS, Integer.MAX_VALUE, (d, keyRange) -> {
+            final NatarajanMittalTree t = new NatarajanMittalTree(d);
+            return new Target(t, k -> t.insert(k, k), k -> t.remove(k) != RESERVED, t::contains);
+        }),
+        /** {@link HarrisMichaelList}: 24-byte nodes, 3 slots; O(n) operations, so at most 2000 keys. */
+        LIST("list", 24, 3, 2000, (d, keyRange) -> {
+            final HarrisMichaelList l = new HarrisMichaelList(d);
+            return new Target(l, l::insert, k -> l.remove(k) != RESERVED, l::contains);
+        }),
         /** {@link MichaelHashMap}: Harris-Michael buckets, load factor about 1. */
-        HASHMAP("hashmap");
+        HASHMAP("hashmap", 24, 3, Integer.MAX_VALUE, (d, keyRange) -> {
+            final MichaelHashMap m = new MichaelHashMap(d,
+                    Math.max(16, Integer.highestOneBit(Math.max(1, keyRange / 2)) << 1));
+            return new Target(m, k -> m.putIfAbsent(k, k) == RESERVED, k -> m.remove(k) != RESERVED, m::contains);
+        });
 
         private final String id;
+        private final long recordBytes;
+        private final int slots;
+        private final int maxKeyRange;
+        private final BiFunction<ReclaimDomain, Integer, Target> open;
 
-        Structure(final String id) {
+        Structure(final String id, final long recordBytes, final int slots, final int maxKeyRange,
+                  final BiFunction<ReclaimDomain, Integer, Target> open) {
             this.id = id;
+            this.recordBytes = recordBytes;
+            this.slots = slots;
+            this.maxKeyRange = maxKeyRange;
+            this.open = open;
         }
 
         public String id() {
             return id;
+        }
+
+        /** The key range a trial of this structure uses when {@code wanted} is asked for. */
+        public int keyRange(final int wanted) {
+            return Math.min(wanted, maxKeyRange);
         }
 
         public static Structure of(final String id) {
@@ -57,12 +91,21 @@ public final class TimedTrial {
                     return s;
                 }
             }
-            throw new IllegalArgumentException("unknown structure '" + id + "'; known: tree, list, hashmap");
+            throw new IllegalArgumentException("unknown structure '" + id + "'; known: " + ids());
+        }
+
+        /** Every structure's id, comma-separated. */
+        public static String ids() {
+            return Arrays.stream(values()).map(Structure::id).collect(Collectors.joining(", "));
         }
 
         @Override
         public String toString() {
             return id;
+        }
+
+        ReclaimDomain domain(final String scheme, final LimboAllocator allocator) {
+            return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).build();
         }
     }
 
@@ -145,104 +188,27 @@ public final class TimedTrial {
     private TimedTrial() {
     }
 
-    /** The operations a trial calls, the same for every structure. */
-    private interface Target extends AutoCloseable {
-        boolean insert(long key);
-
-        boolean remove(long key);
-
-        boolean contains(long key);
-
-        OffHeapStructure structure();
-
+    /**
+     * The operations a trial calls, the same for every structure; each returns whether it found
+     * the key or changed the structure.
+     */
+    private record Target(OffHeapStructure structure, LongPredicate insert, LongPredicate remove,
+                          LongPredicate contains) implements AutoCloseable {
         @Override
-        default void close() {
-            structure().close();
+        public void close() {
+            structure.close();
         }
-    }
-
-    private static Target open(final Structure s, final ReclaimDomain d, final int keyRange) {
-        return switch (s) {
-            case TREE -> {
-                final NatarajanMittalTree t = new NatarajanMittalTree(d);
-                yield new Target() {
-                    public boolean insert(final long k) {
-                        return t.insert(k, k);
-                    }
-
-                    public boolean remove(final long k) {
-                        return t.remove(k) != OffHeapStructure.RESERVED;
-                    }
-
-                    public boolean contains(final long k) {
-                        return t.contains(k);
-                    }
-
-                    public OffHeapStructure structure() {
-                        return t;
-                    }
-                };
-            }
-            case LIST -> {
-                final HarrisMichaelList l = new HarrisMichaelList(d);
-                yield new Target() {
-                    public boolean insert(final long k) {
-                        return l.insert(k);
-                    }
-
-                    public boolean remove(final long k) {
-                        return l.remove(k) != OffHeapStructure.RESERVED;
-                    }
-
-                    public boolean contains(final long k) {
-                        return l.contains(k);
-                    }
-
-                    public OffHeapStructure structure() {
-                        return l;
-                    }
-                };
-            }
-            case HASHMAP -> {
-                final MichaelHashMap m = new MichaelHashMap(d, Math.max(16, Integer.highestOneBit(Math.max(1, keyRange / 2)) << 1));
-                yield new Target() {
-                    public boolean insert(final long k) {
-                        return m.putIfAbsent(k, k) == OffHeapStructure.RESERVED;
-                    }
-
-                    public boolean remove(final long k) {
-                        return m.remove(k) != OffHeapStructure.RESERVED;
-                    }
-
-                    public boolean contains(final long k) {
-                        return m.contains(k);
-                    }
-
-                    public OffHeapStructure structure() {
-                        return m;
-                    }
-                };
-            }
-        };
-    }
-
-    private static ReclaimDomain domain(final Structure s, final String scheme, final LimboAllocator allocator) {
-        final ReclaimDomain.Builder b = ReclaimDomain.builder(scheme).allocator(allocator);
-        return switch (s) {
-            case TREE -> b.recordBytes(NatarajanMittalTree.NODE_BYTES).slots(NatarajanMittalTree.SLOTS).build();
-            case LIST, HASHMAP -> b.recordBytes(24).slots(3).build();
-        };
     }
 
     /** Runs one trial; {@code onStart} and {@code onEnd} run on the calling thread around the timed part. */
     public static Result run(final Config c, final Runnable onStart, final Runnable onEnd) throws InterruptedException {
         final LimboAllocator allocator = LimboAllocator.create();
-        final ReclaimDomain domain = domain(c.structure(), c.scheme(), allocator);
-        try (Target target = open(c.structure(), domain, c.keyRange())) {
+        final ReclaimDomain domain = c.structure().domain(c.scheme(), allocator);
+        try (Target target = c.structure().open.apply(domain, c.keyRange())) {
             final long prefillStart = System.nanoTime();
             final Rng prefill = mixed(c.seed());
             for (int size = 0; size < c.keyRange() / 2; ) {
-                if (target.insert(prefill.nextInt(c.keyRange()))) {
+                if (target.insert().test(prefill.nextInt(c.keyRange()))) {
                     size++;
                 }
             }
@@ -375,11 +341,11 @@ public final class TimedTrial {
                     final int r = rng.nextInt(100);
                     final long key = rng.nextInt(keyRange);
                     if (r < insertBelow) {
-                        target.insert(key);
+                        target.insert().test(key);
                     } else if (r < updateBelow) {
-                        target.remove(key);
+                        target.remove().test(key);
                     } else {
-                        target.contains(key);
+                        target.contains().test(key);
                     }
                     COUNTS.setOpaque(counts, slot, ++n);
                 }

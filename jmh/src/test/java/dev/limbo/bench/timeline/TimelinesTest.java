@@ -5,6 +5,8 @@ import dev.limbo.reclaim.ReclaimStats;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,12 +61,25 @@ public class TimelinesTest {
                 Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 50, 1));
         assertThrows(IllegalArgumentException.class, () -> new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 1,
                 Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 101, 1));
-        assertThrows(IllegalArgumentException.class, () -> TimedTrial.Structure.of("skiplist"));
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TimedTrial.Structure.of("skiplist"));
+        assertTrue(e.getMessage().endsWith("known: " + TimedTrial.Structure.ids()), e.getMessage());
     }
 
     @Test
-    void shortTrialSamplesGarbageAndThroughput() throws Exception {
-        final TimedTrial.Config c = new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 2, Duration.ofMillis(50),
+    void structuresAreNamedByTheirIds() {
+        for (final TimedTrial.Structure s : TimedTrial.Structure.values()) {
+            assertEquals(s, TimedTrial.Structure.of(s.id()));
+            assertTrue(TimedTrial.Structure.ids().contains(s.id()), TimedTrial.Structure.ids());
+        }
+        assertEquals(2000, TimedTrial.Structure.LIST.keyRange(100_000), "the list's O(n) operations cap its keys");
+        assertEquals(100_000, TimedTrial.Structure.TREE.keyRange(100_000));
+    }
+
+    @ParameterizedTest
+    @EnumSource(TimedTrial.Structure.class)
+    void shortTrialSamplesGarbageAndThroughput(final TimedTrial.Structure structure) throws Exception {
+        final TimedTrial.Config c = new TimedTrial.Config(structure, "debra", 2, Duration.ofMillis(50),
                 Duration.ofMillis(300), Duration.ofMillis(50), 2000, 100, 7);
         final TimedTrial.Result r = TimedTrial.run(c, () -> { }, () -> { });
         assertTrue(r.samples().size() >= 6, "samples: " + r.samples().size());
