@@ -12,8 +12,11 @@
  *
  * <h2>Access modes</h2>
  * All atomic access to region words goes through the helpers of {@link dev.limbo.core.Words},
- * named by mode (JCTools' scheme, with JDK 9 mode names). No other class calls VarHandle access
- * modes on the region directly.
+ * named by mode (JCTools' scheme, with JDK 9 mode names). The one exception is
+ * {@link dev.limbo.core.Region} itself, which reaches its header words (the claim pointer and the
+ * committed-bytes counter, {@link dev.limbo.core.RegionHeaderLayout}) through its own VarHandle on
+ * its segment, since a region other than the global one is not the segment {@code Words} uses.
+ * No other class calls VarHandle access modes on a region directly.
  * <table>
  *   <caption>Helpers and what they guarantee</caption>
  *   <tr><th>helper</th><th>mode</th><th>guarantee</th></tr>

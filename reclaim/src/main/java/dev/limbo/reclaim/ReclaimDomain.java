@@ -307,7 +307,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Epoch advances so far; 0 for schemes without epochs. */
     abstract long advances();
 
-
     /**
      * Frees orphans whose stamp is at most {@code safeStamp} through {@code g} (their bags move
      * into {@code g}'s free path).
@@ -328,15 +327,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 orphans.offer(o);
             }
         }
-    }
-
-    /** Records in orphaned bags (approximate under concurrency). */
-    final long orphanedRecords() {
-        long n = 0;
-        for (final Orphan o : orphans) {
-            n += o.bag().size();
-        }
-        return n;
     }
 
     // ---------------------------------------------------------------- debug checks
@@ -435,7 +425,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
             this.scheme = Objects.requireNonNull(scheme, "scheme");
         }
 
-        /** The allocator records come from (default: a new checked {@link LimboAllocator}). */
+        /**
+         * The allocator records come from (default: a new one from {@link LimboAllocator#create()},
+         * which is unchecked unless the system property {@value LimboAllocator#CHECKED_PROPERTY}
+         * is true).
+         */
         public Builder allocator(final LimboAllocator allocator) {
             this.allocator = Objects.requireNonNull(allocator, "allocator");
             return this;

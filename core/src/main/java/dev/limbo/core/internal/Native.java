@@ -34,7 +34,6 @@ public final class Native {
     public static final boolean AVAILABLE =
             System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
 
-    public static final int PROT_NONE = 0;
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
     public static final int MAP_PRIVATE = 0x02;
