@@ -44,6 +44,7 @@ public final class Participants {
     private static final ThreadLocal<Token> CURRENT = new ThreadLocal<>();
     private static final Cleaner CLEANER = Cleaner.create();
     private static final CopyOnWriteArrayList<IntConsumer> HOOKS = new CopyOnWriteArrayList<>();
+    private static final CopyOnWriteArrayList<IntConsumer> CLOSE_CHECKS = new CopyOnWriteArrayList<>();
 
     private Participants() {
     }
@@ -56,11 +57,19 @@ public final class Participants {
 
     /**
      * Gives up the calling thread's id now (running the release hooks); a later {@link #current()}
-     * claims a fresh one. Does nothing if the thread holds no id.
+     * claims a fresh one. Does nothing if the thread holds no id. First every
+     * {@linkplain #onClose close check} runs with the id; one that throws refuses the close, and the
+     * thread keeps its id.
+     *
+     * @throws IllegalStateException if a close check refuses (for example: the thread is still
+     *                               pinned in a reclamation domain)
      */
     public static void close() {
         final Token token = CURRENT.get();
         if (token != null) {
+            for (final IntConsumer check : CLOSE_CHECKS) {
+                check.accept(token.id);
+            }
             CURRENT.remove();
             token.cleanable.clean();
         }
@@ -74,6 +83,19 @@ public final class Participants {
     public static AutoCloseable onRelease(final IntConsumer hook) {
         HOOKS.add(hook);
         return () -> HOOKS.remove(hook);
+    }
+
+    /**
+     * Registers a check that {@link #close()} runs, on the closing thread and with its id, before
+     * it releases anything: a module whose per-thread state must not be released yet (a pinned
+     * reclamation guard) throws {@link IllegalStateException}. Checks do not run when a dead
+     * thread's id is released, since the thread cannot use its state any more.
+     *
+     * @return a handle whose {@code close()} unregisters the check
+     */
+    public static AutoCloseable onClose(final IntConsumer check) {
+        CLOSE_CHECKS.add(check);
+        return () -> CLOSE_CHECKS.remove(check);
     }
 
     /** Releases the ids of every terminated thread now; returns how many it released. */

@@ -3,6 +3,7 @@ package dev.limbo.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -163,6 +164,38 @@ class ParticipantsTest {
             });
         }
         assertFalse(threadsSeen.contains("never-claimed"), "no id was held, so no hook may run");
+    }
+
+    @Test
+    void aCloseCheckThatThrowsRefusesTheCloseAndTheThreadKeepsItsId() throws Exception {
+        final ConcurrentLinkedQueue<Integer> released = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedQueue<Integer> checked = new ConcurrentLinkedQueue<>();
+        try (AutoCloseable hook = Participants.onRelease(released::add)) {
+            inFreshThread(() -> {
+                final int mine = Participants.current();
+                released.clear(); // claiming may have released a dead thread's id, this one included
+                final AutoCloseable check = Participants.onClose(id -> {
+                    checked.add(id);
+                    if (id == mine) {
+                        throw new IllegalStateException("still in use");
+                    }
+                });
+                try {
+                    assertEquals("still in use", assertThrows(IllegalStateException.class, Participants::close)
+                            .getMessage());
+                    assertTrue(checked.contains(mine), "the check ran with the closing thread's id");
+                    assertTrue(Participants.isHeld(mine), "a refused close released the id");
+                    assertEquals(mine, Participants.current());
+                    assertFalse(released.contains(mine), "a refused close ran the release hooks");
+                } finally {
+                    check.close();
+                }
+                Participants.close();
+                assertFalse(Participants.isHeld(mine));
+                assertTrue(released.contains(mine));
+                return null;
+            });
+        }
     }
 
     @Test

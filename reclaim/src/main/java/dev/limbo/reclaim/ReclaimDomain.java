@@ -39,7 +39,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>Threads: each thread gets a {@link Guard} per domain, found through a {@link ThreadLocal} and
  * indexed by its {@linkplain Participants participant id}. When a thread dies or closes its id,
  * its retired nodes are handed to the domain (as "orphans" that wait for their grace period or the
- * next scan) and its pooled records to the shared pool: nothing leaks across thread churn.
+ * next scan) and its pooled records to the shared pool: nothing leaks across thread churn. A
+ * thread may close its id only outside its sections: {@link Participants#close()} while pinned
+ * throws {@link IllegalStateException}.
  *
  * <p>Escape hatch: {@link #allocateExclusive} and {@link #freeExclusive} bypass the scheme, for
  * single-threaded construction and teardown, when no other thread can reach the records.
@@ -82,6 +84,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
     private final AtomicLong departedFreed = new AtomicLong();
     private final ConcurrentHashMap<Long, Boolean> debugRetired;
     private final AutoCloseable releaseHook;
+    private final AutoCloseable closeCheck;
     private volatile boolean closed;
 
     /** Retired records of a departed thread, safe once the domain passes {@code stamp}. */
@@ -108,6 +111,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.slotTable = new PerThreadSlots(slotMemory, row);
         this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
         this.releaseHook = Participants.onRelease(this::departed);
+        this.closeCheck = Participants.onClose(this::checkNotPinned);
     }
 
     /** A builder for a domain of {@code scheme}. */
@@ -255,6 +259,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         closed = true;
         try {
             releaseHook.close();
+            closeCheck.close();
         } catch (final Exception e) {
             throw new IllegalStateException(e);
         }
@@ -358,6 +363,21 @@ public abstract class ReclaimDomain implements AutoCloseable {
         guards.set(id, g);
         local.set(g);
         return g;
+    }
+
+    /**
+     * Participants close check: the calling thread, which holds {@code id}, must not be pinned
+     * here. Releasing the id would end its section under it (departed clears its announcement and
+     * hazard slots, so what it reads could be freed), and its later unpin would write into the
+     * slots of whichever thread took the id next.
+     */
+    private void checkNotPinned(final int id) {
+        final Guard g = guards.get(id);
+        if (g != null && g.nesting != 0) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "Participants.close() while pinned in reclamation domain %s (depth %d): close the guard "
+                            + "first; the participant id is kept", this, g.nesting));
+        }
     }
 
     /** Participants release hook: the thread holding {@code id} died or closed its id. */

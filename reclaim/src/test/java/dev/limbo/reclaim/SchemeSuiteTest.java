@@ -379,6 +379,68 @@ class SchemeSuiteTest {
         }
     }
 
+    /**
+     * A thread that gave up its participant id while pinned would have its section ended under it
+     * (the domain clears a released id's announcement and hazard slots) and its later unpin would
+     * write into the slots of the id's next holder. So {@link Participants#close()} refuses while
+     * the thread is pinned: it throws, and the thread keeps its id and its section (a node it
+     * protects survives another thread's retire and flushes). After the unpin the close succeeds.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void closingTheParticipantIdWhilePinnedThrowsAndKeepsTheSection(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true)
+                .scanThreshold(1).minCalls(1).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        boolean closed = false;
+        try {
+            final long node = d.allocateExclusive();
+            writeNode(node, seq(0, 7));
+            Words.sr(cell, node);
+            runThreads(1, t -> {
+                final int id = Participants.current();
+                final Guard g = d.pin();
+                try {
+                    assertEquals(node, g.protect(0, cell));
+                    final IllegalStateException refused = assertThrows(IllegalStateException.class,
+                            Participants::close, "Participants.close() while pinned");
+                    assertTrue(refused.getMessage().contains("pinned"), refused.getMessage());
+                    assertEquals(id, Participants.current(), "the participant id was released");
+                    assertEquals(1, g.depth());
+                    assertInSection(d, g, node, true);
+                    runThreads(1, u -> {
+                        try (Guard h = d.pin()) {
+                            h.retire(Words.xchg(cell, 0));
+                        }
+                        for (int i = 0; i < 20; i++) {
+                            d.flush();
+                        }
+                        assertEquals(0, d.stats().freed(), "a node was freed while its protector was pinned");
+                    });
+                    assertNull(checkNode(node, seq(0, 7)));
+                } catch (final InterruptedException e) {
+                    throw new AssertionError(e);
+                } finally {
+                    g.close();
+                }
+                assertInSection(d, g, node, false);
+                Participants.close();
+            });
+            d.flush();
+            assertAllFreed(scheme, d.stats(), 1);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, 1), closeAndMeasure(d, a, cell));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cell);
+            }
+        }
+    }
+
     /** Allocates {@code n} nodes, publishes them in the cells and retires what they replace; returns the number retired. */
     private static long churnWork(final ReclaimDomain d, final long cells, final int thread, final int n) {
         long retired = 0;
