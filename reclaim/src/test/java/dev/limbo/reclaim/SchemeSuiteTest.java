@@ -12,6 +12,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.settle;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -135,6 +136,159 @@ class SchemeSuiteTest {
             assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
             closed = true;
             assertEquals(baseline + leakedBytes(scheme, (long) writers * replacements), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    /**
+     * protectIfEqual compares the whole word, marks included: it returns true when the word at the
+     * address equals the expected one and false when it differs (another pointer, null, or the same
+     * pointer with another mark). A true call protects the pointer without its marks (for hp: in
+     * the slot; the epoch schemes protect everything while pinned).
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void protectIfEqualReturnsWhetherTheWordStillEqualsTheExpectedOne(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(2).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        final long node = d.allocateExclusive();
+        final long other = d.allocateExclusive();
+        try {
+            Words.sr(cell, node);
+            try (Guard g = d.pin()) {
+                assertTrue(g.protectIfEqual(0, cell, node), "the word equals the expected pointer");
+                assertInSection(d, g, node, true);
+                assertFalse(g.protectIfEqual(1, cell, other), "the word holds another pointer");
+                assertFalse(g.protectIfEqual(1, cell, 0), "the word is not null");
+                Words.sr(cell, node | 1);
+                assertFalse(g.protectIfEqual(0, cell, node), "the word carries a mark the expected one lacks");
+                assertTrue(g.protectIfEqual(0, cell, node | 1), "the word equals the expected one, mark included");
+                assertInSection(d, g, node, true);
+                Words.sr(cell, 0);
+                assertFalse(g.protectIfEqual(1, cell, node | 1), "the word became null");
+            }
+        } finally {
+            d.freeExclusive(node);
+            d.freeExclusive(other);
+        }
+        assertEquals(baseline, closeAndMeasure(d, a, cell));
+    }
+
+    /**
+     * A node protected with protectIfEqual is not freed while protected: this thread reads the
+     * cell, protects the word it read, and stays in its section while another thread unlinks and
+     * retires the node and flushes (hp: scans) over and over. The node keeps its pattern (debug
+     * allocator: poisoned if freed) until the section ends; then a flush frees it.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void aNodeProtectedByProtectIfEqualSurvivesAConcurrentRetireAndFlush(final Scheme scheme)
+            throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true)
+                .scanThreshold(1).minCalls(1).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        boolean closed = false;
+        try {
+            final long node = d.allocateExclusive();
+            writeNode(node, seq(0, 9));
+            Words.sr(cell, node);
+            try (Guard g = d.pin()) {
+                final long seen = Words.la(cell);
+                assertTrue(g.protectIfEqual(0, cell, seen));
+                runThreads(1, t -> {
+                    try (Guard h = d.pin()) {
+                        h.retire(Words.xchg(cell, 0));
+                    }
+                    for (int i = 0; i < 50; i++) {
+                        try (Guard h = d.pin()) {
+                            h.protect(0, cell);
+                        }
+                        d.flush();
+                    }
+                    assertEquals(0, d.stats().freed(), "a node was freed while protected by protectIfEqual");
+                });
+                assertNull(checkNode(seen, seq(0, 9)), "freed while protected by protectIfEqual");
+            }
+            d.flush(); // adopts the dead thread's retired node; the section has ended
+            assertAllFreed(scheme, d.stats(), 1);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, 1), closeAndMeasure(d, a, cell));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cell);
+            }
+        }
+    }
+
+    /**
+     * protectIfEqual under concurrency: writers replace and retire nodes in shared cells (flushing
+     * now and then; scans and advances are frequent); readers read a cell's word, protect it with
+     * protectIfEqual and, when that succeeds, re-read the node while spinning. With the debug
+     * allocator and a debug domain, a node freed or reused while so protected shows up as poison
+     * or a changed pattern.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void noNodeIsFreedWhileProtectedByProtectIfEqual(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(1)
+                .debug(true).scanThreshold(8).minCalls(8).build();
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final int writers = 2;
+        final int replacements = 10_000;
+        final AtomicInteger writersLeft = new AtomicInteger(writers);
+        final AtomicLong nodesChecked = new AtomicLong();
+        boolean closed = false;
+        try {
+            runThreads(writers + 2, t -> {
+                if (t < writers) {
+                    try {
+                        for (int k = 0; k < replacements; k++) {
+                            replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
+                            if (k % 64 == 63) {
+                                d.flush();
+                            }
+                        }
+                    } finally {
+                        writersLeft.decrementAndGet();
+                    }
+                } else {
+                    long checked = 0;
+                    for (int k = t; writersLeft.get() > 0; k++) {
+                        try (Guard g = d.pin()) {
+                            final long cell = cells + (long) (k % CELLS) * Long.BYTES;
+                            final long seen = Words.la(cell);
+                            if (seen != 0 && g.protectIfEqual(0, cell, seen)) {
+                                final long seq = Words.lp(seen);
+                                for (int round = 0; round < 3; round++) {
+                                    assertNull(checkNode(seen, seq));
+                                    for (int spin = 0; spin < 32; spin++) {
+                                        Thread.onSpinWait();
+                                    }
+                                }
+                                checked++;
+                            }
+                        }
+                    }
+                    nodesChecked.addAndGet(checked);
+                }
+            });
+            assertTrue(nodesChecked.get() > 100, "readers protected too few nodes to test anything: " + nodesChecked);
+            final long drained = drainCells(d, cells);
+            d.flush();
+            assertAllFreed(scheme, d.stats(), (long) writers * replacements - CELLS + drained);
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, d.stats().retired()), closeAndMeasure(d, a, cells));
         } finally {
             if (!closed) {
                 d.close();
@@ -593,13 +747,13 @@ class SchemeSuiteTest {
                     } else { // the retirer
                         long k = 0;
                         for (; k < warmup; k++) {
-                            replaceAndRetire(d, cell, k);
+                            replaceAndRetire(d, cell, seq(7, k));
                         }
                         warmedUp.countDown();
                         await(pinned);
                         retiredBeforeStall.set(d.stats().retired());
                         for (int i = 0; i < cycles; i++, k++) {
-                            replaceAndRetire(d, cell, k);
+                            replaceAndRetire(d, cell, seq(7, k));
                             if (i % 500 == 499) {
                                 maxInLimboDuringStall.accumulate(d.stats().inLimbo());
                             }
@@ -664,10 +818,11 @@ class SchemeSuiteTest {
         }
     }
 
-    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long k) {
+    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
+    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
         try (Guard g = d.pin()) {
             final long node = g.allocate();
-            writeNode(node, seq(7, k));
+            writeNode(node, seq);
             final long old = Words.xchg(cell, node);
             if (old != 0) {
                 g.retire(old);
