@@ -176,6 +176,12 @@ abstract class EpochDomain extends ReclaimDomain {
         return advances.get();
     }
 
+    /** None: a thread pinned at e holds E at e + 1 or below, so nothing retired since is freed. */
+    @Override
+    final long garbageBound(final int n) {
+        return Long.MAX_VALUE;
+    }
+
     /** The global epoch E (1). */
     final long globalEpoch() {
         return (long) EPOCH.getAcquire(this); // (1)

@@ -92,6 +92,12 @@ final class HazardPointers extends ReclaimDomain {
         return 2L * slots * n + scanThreshold;
     }
 
+    /** H + R: after a scan a thread keeps at most the H = K * n protected records, and scans again R later. */
+    @Override
+    long garbageBound(final int n) {
+        return (long) slots * n + threshold(n);
+    }
+
     private static final class HpGuard extends Guard {
 
         private final HazardPointers hp;

@@ -49,6 +49,12 @@ final class NoReclamation extends ReclaimDomain {
         return 0;
     }
 
+    /** None: nothing is ever freed. */
+    @Override
+    long garbageBound(final int n) {
+        return Long.MAX_VALUE;
+    }
+
     private static final class NoGuard extends Guard {
 
         NoGuard(final ReclaimDomain domain, final int id) {

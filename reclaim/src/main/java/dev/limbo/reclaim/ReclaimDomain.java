@@ -313,6 +313,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
     abstract long advances();
 
     /**
+     * The scheme's garbage bound, as its implementation notes state it: the most retired records
+     * one thread holds unreclaimed, with {@code n} participant ids in use, even while other
+     * threads stall (one stays pinned forever); or {@link Long#MAX_VALUE} where a stalled thread
+     * lets garbage grow without bound (nothing retired after the stall began is freed). Every
+     * scheme declares it, and the stalled-thread test of the scheme suite checks it.
+     */
+    abstract long garbageBound(int n);
+
+    /**
      * Frees orphans whose stamp is at most {@code safeStamp} through {@code g} (their bags move
      * into {@code g}'s free path).
      */

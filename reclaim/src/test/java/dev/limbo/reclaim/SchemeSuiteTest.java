@@ -697,15 +697,17 @@ class SchemeSuiteTest {
      * A stalled thread pins, protects the node in cell 0 (slot 0) and stays pinned while another
      * thread runs 20 000 replace-and-retire cycles (each in its own section) on the same cell.
      *
-     * <p>Expectations, as each scheme documents them:
+     * <p>Expectations, as each scheme declares them ({@link ReclaimDomain#garbageBound}, which every
+     * scheme must implement, so a new scheme cannot pass without declaring its bound):
      * <ul>
-     *   <li>{@code hp} bounds garbage: a thread holds at most H + R retired nodes, with H = slots * n
-     *       protected ones and R = 2 * slots * n + scanThreshold (100 by default), n =
-     *       {@link Participants#highWater()}; n * (H + R) in all. Only the retiring thread retires
-     *       here, so unreclaimed nodes stay within H + R (checked every 500 retires), far below 20 000.</li>
-     *   <li>Epoch schemes ({@code ebr}, {@code debra}, {@code ebr-af}, {@code debra-af}) do not: the
-     *       epoch cannot pass the stalled thread's epoch + 1, so nothing retired after it pinned is
-     *       freed, and unreclaimed nodes are at least the number retired since.</li>
+     *   <li>A finite bound B per thread ({@code hp}: B = H + R, with H = slots * n protected nodes
+     *       and R = 2 * slots * n + scanThreshold (100 by default), n =
+     *       {@link Participants#highWater()}; n * B in all). Only the retiring thread retires here, so
+     *       unreclaimed nodes stay within B (checked every 500 retires), far below 20 000.</li>
+     *   <li>No bound ({@code Long.MAX_VALUE}: the epoch schemes {@code ebr}, {@code debra},
+     *       {@code ebr-af}, {@code debra-af}, whose epoch cannot pass the stalled thread's epoch + 1,
+     *       and {@code none}): nothing retired after the stalled thread pinned is freed, so
+     *       unreclaimed nodes are at least the number retired since.</li>
      *   <li>{@code none} frees nothing at all.</li>
      * </ul>
      * In every scheme the stalled thread's protected node stays intact (debug allocator: it
@@ -717,7 +719,6 @@ class SchemeSuiteTest {
     void stalledThread(final Scheme scheme) throws InterruptedException {
         final LimboAllocator a = debugAllocator();
         final long baseline = a.stats().bytesInUse();
-        final int defaultScanThreshold = 100;
         final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true).build();
         final long cell = a.allocateZeroed(Long.BYTES);
         final int warmup = 1_000;
@@ -776,21 +777,21 @@ class SchemeSuiteTest {
             final long inLimbo = inLimboAfterStall.get();
             // the first warm-up cycle found the cell empty
             assertEquals(warmup - 1, retiredBeforeStall.get(), "retired before the stall");
-            if (d instanceof HazardPointers) {
-                final long n = Participants.highWater();
-                final long h = (long) d.slots() * n;
-                final long r = 2L * d.slots() * n + defaultScanThreshold;
-                final long max = maxInLimboDuringStall.get();
-                assertTrue(max <= h + r, "hp kept " + max + " unreclaimed nodes; one retiring thread may keep "
-                        + "at most H + R = " + (h + r) + " (n = " + n + ")");
-                assertTrue(inLimbo <= n * (h + r), "hp: " + inLimbo + " > n * (H + R)");
-                assertTrue(inLimbo >= 1, "hp freed the node that the stalled thread protects");
-                assertTrue(h + r < retiredDuringStall, "the bound must be below the retires to mean anything");
-            } else if (d instanceof EpochDomain) {
-                assertTrue(inLimbo >= retiredDuringStall, scheme + ": only " + inLimbo
+            final int n = Participants.highWater();
+            final long bound = d.garbageBound(n);
+            if (bound == Long.MAX_VALUE) {
+                assertTrue(inLimbo >= retiredDuringStall, scheme + " declares no garbage bound, yet only " + inLimbo
                         + " unreclaimed after " + retiredDuringStall + " retires during the stall: something retired"
                         + " after the stalled thread pinned was freed");
-            } else if (leaks(scheme)) {
+            } else {
+                final long max = maxInLimboDuringStall.get();
+                assertTrue(max <= bound, scheme + " kept " + max + " unreclaimed nodes; one retiring thread may keep "
+                        + "at most its declared bound " + bound + " (n = " + n + ")");
+                assertTrue(inLimbo <= n * bound, scheme + ": " + inLimbo + " > n * bound = " + n * bound);
+                assertTrue(inLimbo >= 1, scheme + " freed the node that the stalled thread protects");
+                assertTrue(bound < retiredDuringStall, "the bound must be below the retires to mean anything");
+            }
+            if (leaks(scheme)) {
                 assertEquals(warmup - 1 + retiredDuringStall, inLimbo);
             }
             assertEquals(1, drainCell(d, cell));
