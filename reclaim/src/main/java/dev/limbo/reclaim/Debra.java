@@ -122,6 +122,9 @@ final class Debra extends EpochDomain {
                 }
                 next++;
             }
+            if (next >= n && checked < n) {
+                debra.scans.incrementAndGet(); // this epoch's pass has now read every thread's announcement
+            }
             checked = next;
             if (next >= n && calls >= debra.minCalls) {
                 debra.advance(this, e); // (5)

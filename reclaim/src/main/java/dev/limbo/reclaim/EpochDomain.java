@@ -197,9 +197,11 @@ abstract class EpochDomain extends ReclaimDomain {
         return (id + 1) * STRIDE;
     }
 
-    /** Whether every thread is quiescent or announces {@code e} (a full scan; (4)). */
+    /**
+     * Whether every thread is quiescent or announces {@code e} (a full scan; (4)). It stops at the
+     * first thread that is not, and counts as a scan only when it read every announcement.
+     */
     final boolean everyoneAt(final long e) {
-        scans.incrementAndGet();
         final int n = Participants.highWater();
         for (int id = 0; id < n; id++) {
             final long a = announcementOf(id); // (4)
@@ -207,6 +209,7 @@ abstract class EpochDomain extends ReclaimDomain {
                 return false;
             }
         }
+        scans.incrementAndGet();
         return true;
     }
 

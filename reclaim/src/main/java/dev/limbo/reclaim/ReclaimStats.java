@@ -10,7 +10,11 @@ package dev.limbo.reclaim;
  * @param inLimbo  {@code retired - freed}: nodes waiting for a grace period, a scan or amortized
  *                 free (for {@code none}, every retired node: it leaks)
  * @param advances epoch advances (epoch schemes) or 0
- * @param scans    full scans of other threads' announcements or hazard pointers
+ * @param scans    completed scans: passes that read every participant's announcement (epoch schemes:
+ *                 each scan of {@code ebr} and of {@code flush()}, and each of {@code debra}'s
+ *                 incremental passes, spread over many pins, once it reaches the last thread) or
+ *                 every hazard slot ({@code hp}: each scan). A scan that stops at a thread that
+ *                 blocks the epoch's advance is not counted.
  * @param pooled   free records cached in the pool's shared stack (per-thread bags not counted)
  */
 public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
