@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.allocator.LimboAllocator;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -43,6 +46,42 @@ class DebraTest {
                 assertTrue(after.advances() > was.advances(), () -> "no advance in 2000 pins: " + was + " -> " + after);
                 assertTrue(after.scans() >= after.advances(), () -> "an advance without a completed scan: " + after);
                 before = after;
+            }
+        } finally {
+            d.close();
+        }
+    }
+
+    /**
+     * DEBRA advances the epoch only after the advancing thread made minCalls pins in it (the
+     * paper's MIN_CALLS): with one thread, consecutive advances are at least minCalls pins apart,
+     * counting from the pin that entered the epoch, and advances still happen.
+     */
+    @ParameterizedTest
+    @EnumSource(names = {"DEBRA", "DEBRA_AF"})
+    void noAdvanceBeforeMinCallsPinsInTheEpoch(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final int minCalls = 200;
+        final ReclaimDomain d = domain(scheme, a, minCalls);
+        try {
+            final List<Integer> advancedAt = new ArrayList<>();
+            advancedAt.add(0); // the first pin enters epoch 0
+            long advances = d.stats().advances();
+            for (int pin = 1; pin <= 5_000; pin++) {
+                d.pin().close();
+                final long now = d.stats().advances();
+                if (now != advances) {
+                    assertTrue(now == advances + 1, "more than one advance in one pin");
+                    advancedAt.add(pin);
+                    advances = now;
+                }
+            }
+            assertTrue(advancedAt.size() > 5, "too few advances to test anything: " + advancedAt);
+            for (int i = 1; i < advancedAt.size(); i++) {
+                // the epoch was entered by the pin after the previous advance (pin 1 for the first)
+                final int pinsInEpoch = advancedAt.get(i) - advancedAt.get(i - 1);
+                assertTrue(pinsInEpoch >= minCalls, "advanced after " + pinsInEpoch + " pins in an epoch, minCalls "
+                        + minCalls + ": " + advancedAt);
             }
         } finally {
             d.close();
