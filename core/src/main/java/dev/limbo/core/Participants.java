@@ -35,11 +35,11 @@ public final class Participants {
 
     /** System property: the number of ids (threads holding an id at the same time). */
     public static final String CAPACITY_PROPERTY = "limbo.participants";
-    /** The number of ids; {@value #CAPACITY_PROPERTY}, default 1024. */
-    public static final int CAPACITY = Integer.getInteger(CAPACITY_PROPERTY, 1024);
+    /** The number of ids; {@value #CAPACITY_PROPERTY}, default 1024, at most 2^20. */
+    public static final int CAPACITY = capacity(System.getProperty(CAPACITY_PROPERTY));
 
     private static final Owner RELEASING = new Owner(null);
-    private static final AtomicReferenceArray<Owner> OWNERS = new AtomicReferenceArray<>(checkedCapacity());
+    private static final AtomicReferenceArray<Owner> OWNERS = new AtomicReferenceArray<>(CAPACITY);
     private static final AtomicInteger HIGH_WATER = new AtomicInteger();
     private static final ThreadLocal<Token> CURRENT = new ThreadLocal<>();
     private static final Cleaner CLEANER = Cleaner.create();
@@ -195,12 +195,27 @@ public final class Participants {
         return true;
     }
 
-    private static int checkedCapacity() {
-        if (CAPACITY < 1 || CAPACITY > (1 << 20)) {
-            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + CAPACITY
-                    + " is out of range [1, 1048576]");
+    /**
+     * The number of ids that {@code value}, the value of {@value #CAPACITY_PROPERTY}, asks for
+     * (read as {@link Integer#decode} reads it), or 1024 if the property is unset.
+     *
+     * @throws IllegalArgumentException naming the property and the value, if it is not an integer
+     *                                  in [1, 2^20]
+     */
+    static int capacity(final String value) {
+        if (value == null) {
+            return 1024;
         }
-        return CAPACITY;
+        final int n;
+        try {
+            n = Integer.decode(value.trim());
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + value + " is not a number of ids", e);
+        }
+        if (n < 1 || n > (1 << 20)) {
+            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + value + " is out of range [1, 1048576]");
+        }
+        return n;
     }
 
     /** Who holds an id; the thread is weakly held so a dead thread can be collected. */

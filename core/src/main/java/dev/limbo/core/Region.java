@@ -303,21 +303,29 @@ public final class Region implements AutoCloseable {
         return n + " B";
     }
 
-    private static long property(final String name, final long fallback) {
-        final String value = System.getProperty(name);
+    /**
+     * The byte count that {@code value}, the value of system property {@code name}, gives, or
+     * {@code fallback} if the property is unset.
+     *
+     * @throws IllegalArgumentException naming the property and the value, if it is not a byte count
+     */
+    static long property(final String name, final String value, final long fallback) {
         if (value == null) {
             return fallback;
         }
         try {
             return parseBytes(value);
-        } catch (final NumberFormatException e) {
-            throw new IllegalArgumentException("-D" + name + "=" + value + " is not a byte count (e.g. 64g)", e);
+        } catch (final IllegalArgumentException e) { // NumberFormatException included
+            throw new IllegalArgumentException("-D" + name + "=" + value + " is not a byte count (e.g. 64g): "
+                    + e.getMessage(), e);
         }
     }
 
     private static final class Global {
         static final Region REGION = new Region(
-                property(SIZE_PROPERTY, Native.AVAILABLE ? DEFAULT_SIZE : FALLBACK_DEFAULT_SIZE),
-                property(COMMIT_LIMIT_PROPERTY, Native.physicalMemory()), true);
+                property(SIZE_PROPERTY, System.getProperty(SIZE_PROPERTY),
+                        Native.AVAILABLE ? DEFAULT_SIZE : FALLBACK_DEFAULT_SIZE),
+                property(COMMIT_LIMIT_PROPERTY, System.getProperty(COMMIT_LIMIT_PROPERTY), Native.physicalMemory()),
+                true);
     }
 }

@@ -199,6 +199,18 @@ class ParticipantsTest {
     }
 
     @Test
+    void aBadCapacityPropertyValueNamesThePropertyAndTheValue() {
+        assertEquals(1024, Participants.capacity(null), "unset: the default");
+        assertEquals(64, Participants.capacity("64"));
+        assertEquals(1 << 20, Participants.capacity(" 1048576 "));
+        for (final String bad : new String[] {"", "  ", "abc", "1.5", "0", "-5", "1048577", "99999999999"}) {
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Participants.capacity(bad), "'" + bad + "'");
+            assertTrue(e.getMessage().contains("-D" + Participants.CAPACITY_PROPERTY + "=" + bad + " "), e.getMessage());
+        }
+    }
+
+    @Test
     void anUnregisteredHookIsNotCalledAnymore() throws Exception {
         final ConcurrentLinkedQueue<Integer> released = new ConcurrentLinkedQueue<>();
         final AutoCloseable hook = Participants.onRelease(released::add);

@@ -338,6 +338,19 @@ class RegionTest {
     }
 
     @Test
+    void aBadSizePropertyValueNamesThePropertyAndTheValue() {
+        for (final String property : new String[] {Region.SIZE_PROPERTY, Region.COMMIT_LIMIT_PROPERTY}) {
+            assertEquals(7, Region.property(property, null, 7), "unset: the fallback");
+            assertEquals(64L << 30, Region.property(property, "64g", 7));
+            for (final String bad : new String[] {"", "  ", "abc", "1.5g", "-1", "9999999t", "99999999999999999999"}) {
+                final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> Region.property(property, bad, 7), "'" + bad + "'");
+                assertTrue(e.getMessage().contains("-D" + property + "=" + bad + " "), e.getMessage());
+            }
+        }
+    }
+
+    @Test
     void parseBytesRejectsBadInput() {
         for (final String bad : new String[] {"", "  ", "g", "abc", "12x", "1.5g", "-1", "-1g", "9999999t",
                 "99999999999999999999"}) {
