@@ -26,11 +26,15 @@ class AmortizedFreeTest {
     private static final String AMORTIZED = "dev.limbo.reclaim.ReclaimTestSupport#amortizedSchemes";
     private static final int MAX_PINS = 100_000;
 
-    /** A domain whose epoch may advance on every pin (symmetric fences: no rationed heavy barriers). */
+    /** A builder of a domain whose epoch may advance on every pin (symmetric fences: no rationed heavy barriers). */
+    private static ReclaimDomain.Builder builder(final Scheme scheme, final LimboAllocator a) {
+        return ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).minCalls(1).scanThreshold(1)
+                .asymmetricFence(false);
+    }
+
     private static ReclaimDomain domain(final Scheme scheme, final LimboAllocator a, final int freesPerPin,
                                         final boolean adaptive) {
-        return ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).minCalls(1).scanThreshold(1)
-                .asymmetricFence(false).freesPerPin(freesPerPin).adaptive(adaptive).build();
+        return builder(scheme, a).freesPerPin(freesPerPin).adaptive(adaptive).build();
     }
 
     /** Retires {@code n} fresh records in one section. */
@@ -67,19 +71,7 @@ class AmortizedFreeTest {
         try {
             retireBatch(d, n);
             assertEquals(0, d.stats().freed());
-            final List<Long> deltas = pinUntilFreed(d, n);
-            // Before the batch is safe, nothing; then exactly f per pin until fewer than f are left.
-            int i = 0;
-            while (deltas.get(i) == 0) {
-                i++;
-            }
-            assertTrue(i >= 2, "the batch was freed before three epochs passed: " + deltas);
-            final List<Long> tail = deltas.subList(i, deltas.size());
-            final List<Long> expected = new ArrayList<>();
-            for (int left = n; left > 0; left -= f) {
-                expected.add((long) Math.min(f, left));
-            }
-            assertEquals(expected, tail, "frees per pin once the batch was safe");
+            assertFreedPerPin(pinUntilFreed(d, n), n, f);
             try (Guard g = d.pin()) {
                 assertEquals(f, g.freesPerPin, "freesPerPin changed without adaptive");
             }
@@ -87,6 +79,47 @@ class AmortizedFreeTest {
             d.close();
         }
         assertEquals(baseline, closeAndMeasure(d, a));
+    }
+
+    /**
+     * The default is the paper's (Token-EBR paper §3.3, the artifact's numFreesPerStartOp = 1): a
+     * domain built without {@code freesPerPin} frees a safe batch one record per pin, and does not
+     * adapt.
+     */
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void byDefaultASafeBatchIsFreedOneRecordPerPinAsInThePaper(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final int n = 100;
+        final ReclaimDomain d = builder(scheme, a).build();
+        try {
+            retireBatch(d, n);
+            assertFreedPerPin(pinUntilFreed(d, n), n, 1);
+            try (Guard g = d.pin()) {
+                assertEquals(1, g.freesPerPin, "the default frees per pin");
+            }
+        } finally {
+            d.close();
+        }
+        assertEquals(baseline, closeAndMeasure(d, a));
+    }
+
+    /**
+     * Asserts the frees per pin of a batch of {@code n}: nothing for at least two pins (the batch
+     * waits for its grace period), then exactly {@code f} per pin until fewer than f are left.
+     */
+    private static void assertFreedPerPin(final List<Long> deltas, final int n, final int f) {
+        int i = 0;
+        while (deltas.get(i) == 0) {
+            i++;
+        }
+        assertTrue(i >= 2, "the batch was freed before three epochs passed: " + deltas);
+        final List<Long> expected = new ArrayList<>();
+        for (int left = n; left > 0; left -= f) {
+            expected.add((long) Math.min(f, left));
+        }
+        assertEquals(expected, deltas.subList(i, deltas.size()), "frees per pin once the batch was safe");
     }
 
     @ParameterizedTest
