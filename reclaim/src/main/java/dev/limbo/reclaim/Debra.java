@@ -33,6 +33,12 @@ import dev.limbo.core.Participants;
  * (d) freeing happens before announcing, as the amortized-free artifact does, so a long free never
  * delays other threads' advance.
  *
+ * Linearization points: EpochDomain's; an advance at its CAS (5), in the step that completes the
+ * incremental pass. The pass is not atomic: each thread is seen quiescent or at E at its own
+ * check, but every check follows this thread's read of E = e, which is all the safety argument in
+ * EpochDomain needs (a thread checked quiescent that pins later announces e or more); if E moved
+ * meanwhile, the CAS fails. The step that completes a pass counts one scan in stats().scans().
+ *
  * Cost: O(1) per pin: two reads of E, one announcement, one fence (symmetric mode; none in
  * asymmetric mode), and every 20 pins up to 20 other threads' announcements; plus, asymmetric, about
  * one membarrier system call per epoch per domain, paid by the pin that issues it.

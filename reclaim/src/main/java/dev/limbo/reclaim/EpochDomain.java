@@ -39,7 +39,30 @@ import java.util.concurrent.atomic.AtomicLong;
  * below it, hence at most e - 3.
  *
  * Garbage bound: none while a thread stays pinned (the epoch stops at its epoch + 1); the stalled-
- * thread test shows unreclaimed nodes growing without bound, as expected of EBR and DEBRA.
+ * thread test shows unreclaimed nodes growing without bound, as expected of EBR and DEBRA
+ * (garbageBound(n) is Long.MAX_VALUE).
+ *
+ * Linearization points (the subclasses add only when they advance):
+ *  pin (outermost): the last announcement (2) of pinCurrentEpoch, the one its re-read (1b)
+ *      confirms: from then on E stays at most e + 1 and every record the section reaches stays
+ *      allocated until the unpin. A nested pin only counts (no shared effect).
+ *  unpin (outermost close): the release store (6) of the quiescent announcement.
+ *  protect / protectIfEqual: the acquire load (11) of the word; the protection itself is the
+ *      section's, from the pin's point to the unpin's.
+ *  retire: the add to bag (e mod 3), a thread-local step; the caller's unlink, which precedes it,
+ *      is what other threads observe.
+ *  advance: the successful CAS (5) from the validated e; flush: each of its advances at its (5),
+ *      then thread-local frees.
+ *  thread exit (departed): the release store (6) of 0 that clears the announcement.
+ *
+ * Progress: pin is lock-free: pinCurrentEpoch repeats (1)-(1b) only after another thread's
+ * advance (5) succeeded, and the scan steps are bounded (ebr: n announcements; debra: 20). Unpin,
+ * protect, protectIfEqual and retire are wait-free (retire may take an empty block from the
+ * thread's BlockSource, i.e. allocate). An advance is a single CAS, never retried. Frees of safe
+ * bags, in observe() and flush(), run at the pool's and the allocator's progress. In asymmetric
+ * mode the heavy barrier (8) is a system call that returns once every CPU running the process
+ * has executed a barrier: it waits on the kernel, not on other threads' progress. Thread exit runs
+ * in a synchronized release hook (blocking, off the operation paths).
  *
  * Memory ordering (numbers shared by the subclasses):
  *  (1) acquire load of E when pinning; pairs with the advance CAS (5). (1b) E is read again after
@@ -86,6 +109,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *  (6) release store of A = e << 1 when leaving: every read of the section happens-before a
  *      scanner that sees the thread quiescent.
  *  (7) symmetric mode: a full fence before flush's scan, which runs outside a section.
+ *  (11) protect's and protectIfEqual's acquire load of the word at the address; pairs with the
+ *      release store or CAS that published the node, so its initialization is visible.
  *
  * Thread exit: a departed thread's bags become one orphan stamped with the global epoch E_h read
  * after its last retire; it is freed when E >= E_h + 2 (the two advances after E_h validate every
@@ -355,13 +380,13 @@ abstract class EpochDomain extends ReclaimDomain {
         @Override
         public final long protect(final int slot, final long address) {
             slotAddress(slot);
-            return Words.la(address);
+            return Words.la(address); // (11)
         }
 
         @Override
         public final boolean protectIfEqual(final int slot, final long address, final long expected) {
             slotAddress(slot);
-            return Words.la(address) == expected;
+            return Words.la(address) == expected; // (11)
         }
 
         @Override

@@ -15,6 +15,10 @@ package dev.limbo.reclaim;
  * issued in this epoch, EpochDomain (8)-(10)), and if each is quiescent or at E, advances E
  * with an exact CAS (5). unpin: release store of the quiescent announcement (6).
  *
+ * Linearization points: EpochDomain's; an advance at its CAS (5), after a scan (4) that found every
+ * thread quiescent or at E (such a completed scan counts in stats().scans(); one that stops at a
+ * thread in an older epoch does not).
+ *
  * Cost: O(1) per pin plus an O(n) scan every 100 pins, and one full fence per pin (symmetric
  * mode) or about one membarrier per epoch per domain (asymmetric mode).
  * Progress: unpin, protect and retire are wait-free; pin is lock-free (it re-announces only when

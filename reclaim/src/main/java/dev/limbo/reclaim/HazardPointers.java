@@ -41,10 +41,25 @@ import java.util.Arrays;
  * (5) acquire loads of the slots. (6) release store of 0 when a section ends: the section's reads
  * happen-before a scan that sees the slot cleared.
  *
- * Progress: protect is lock-free (it retries only when the pointer changed); retire is wait-free
- * with an O(R log H) scan amortized over R retires, H = K * n.
+ * Linearization points:
+ *  protect: the validating load (1) that returns q equal (marks aside) to the published p: the
+ *      hazard (2), (3) was visible before it, and the record was still reachable from address, so
+ *      no scan that starts after its unlink can miss the hazard.
+ *  protectIfEqual: its load (1) after the publish, when it returns true (when false, the slot
+ *      still names expected until reused, which only delays its reclamation).
+ *  unpin (outermost close): each used slot's release store of 0 (6) ends that slot's protection;
+ *      the section has ended at the last one. Pin has no shared effect (a nesting count).
+ *  retire: the add to the private list (thread-local; the caller's unlink precedes it).
+ *  scan (at R retires, or flush): the fence (4); a record on the thread's list then (its own
+ *      retires and the adopted orphans) is freed iff no slot named it at that slot's load (5).
+ *
+ * Progress: protect is lock-free (it retries only when the pointer changed); protectIfEqual,
+ * pin and unpin (at most K stores) are wait-free; retire is wait-free with an O(R log H) scan
+ * amortized over R retires, H = K * n; a scan (also flush) is wait-free up to the pool's and the
+ * allocator's progress for the records it frees. Thread exit runs in a synchronized release hook.
  * Garbage bound: after a scan a thread keeps at most H records (the protected ones), so it holds
- * at most H + R retired records at any time, even while other threads stall: n * (H + R) in all.
+ * at most H + R retired records at any time, even while other threads stall: n * (H + R) in all
+ * (garbageBound(n) = H + R per thread).
  * ABA: a record stays allocated while a hazard names it, so a validated pointer cannot be a reused
  * record; protectIfEqual compares the full word, marks included.
  * Thread exit: a departed thread's list becomes an orphan adopted by the next scan of any thread.
