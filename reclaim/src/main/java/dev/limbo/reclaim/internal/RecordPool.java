@@ -19,6 +19,52 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>The per-thread bags are owned by the callers (each thread passes its own); this class holds
  * only the shared stack, which is lock-free ({@link BlockStack}). The block count is approximate
  * under concurrency: it bounds the stack loosely, never its correctness.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: DEBRA's record manager pool (Brown, PODC 2015, §4.6): per-thread bags of
+ * blocks (§4.5) and a shared stack of whole blocks, here Treiber's stack with a tagged head
+ * (BlockStack); beyond a bounded cache, blocks go back to the allocator with one freeBatch each.
+ *
+ * Invariants:
+ *  - A record handed to free is in exactly one place until allocate returns it: the caller's
+ *    local bag, a detached block in the hands of the thread moving it, one block on the shared
+ *    stack, or the allocator.
+ *  - localRecords > 0: after free or freeAll returns, the local bag holds at most localRecords
+ *    (shed moves whole blocks until it does). localRecords == 0 (pass-through): every freed record
+ *    goes to the allocator, and the shared stack stays empty (sharedBlocks is 0).
+ *  - sharedCount >= the number of blocks on the stack, at all times: a shed increments (2) before
+ *    its push and a taker decrements (3) after its pop; they are equal while no push or pop is in
+ *    flight, so sharedCount never goes negative.
+ * Non-invariant: the stack may exceed sharedBlocks: shed's check (1) and increment (2) are two
+ * steps, so k threads shedding at once may push up to k - 1 blocks past it.
+ *
+ * Linearization points: allocate - the local pop (thread-local), else the shared stack's pop CAS
+ * (BlockStack (1)), else the allocator's allocate; free and freeAll - the add to the local bag
+ * (thread-local), and for each block shed, its push CAS (BlockStack (1)) or the allocator's
+ * freeBatch; sharedRecords - its load (4) of sharedCount.
+ *
+ * Progress: allocate and free are lock-free: thread-local bag work, a lock-free stack operation
+ * per shared block, and the allocator's (lock-free) calls; a free that sheds moves whole blocks,
+ * O(blocks shed). release runs in a departed thread's release hook (on whichever thread releases
+ * its id) and is lock-free too; drain runs at domain close, when no other thread uses the pool.
+ *
+ * Memory ordering:
+ *  (1) volatile load of sharedCount in shed: a racy bound check (see the non-invariant).
+ *  (2) volatile increment of sharedCount before a push; (3) volatile decrement after a pop;
+ *  (4) volatile load of sharedCount in sharedRecords (a statistic). (1)-(4) order nothing else:
+ *      the count bounds the stack's size, it guards no data.
+ *  A block's words (its slots and count, plain stores of the shedding thread's BlockBag) are
+ *  published by the push's CAS and acquired by the pop's acquire load of the head (BlockStack
+ *  (1), (2)), so a taker reads the pointers the shedder wrote.
+ *
+ * Reclamation and ABA: the pool only ever receives records that a reclaimer found safe (no
+ * thread can reach them), so handing one out again is reuse after a grace period or a scan; a
+ * structure's ABA argument rests on its scheme, not on the pool. A popped block may be recycled
+ * into a BlockSource or freed to the allocator at once; BlockStack's tag makes a stale pop's CAS
+ * fail, and its stale read of NEXT stays inside the region.
+ * }</pre>
  */
 public final class RecordPool {
 
@@ -46,7 +92,7 @@ public final class RecordPool {
         if (localRecords > 0 && !shared.isEmpty()) {
             final long block = shared.pop();
             if (block != 0) {
-                sharedCount.decrementAndGet();
+                sharedCount.decrementAndGet(); // (3)
                 local.putBlock(block);
                 return local.pop();
             }
@@ -82,7 +128,7 @@ public final class RecordPool {
         }
         local.releaseBlocks();
         while ((block = shared.pop()) != 0) {
-            sharedCount.decrementAndGet();
+            sharedCount.decrementAndGet(); // (3)
             freeBlock(block, blocks, scratch);
         }
     }
@@ -95,14 +141,14 @@ public final class RecordPool {
 
     /** Records held by the shared stack, approximately (blocks there are usually full). */
     public long sharedRecords() {
-        return (long) Math.max(0, sharedCount.get()) * BlockLayout.CAPACITY;
+        return (long) sharedCount.get() * BlockLayout.CAPACITY; // (4)
     }
 
     private void shed(final BlockBag local, final BlockSource blocks, final long[] scratch, final long keep) {
         while (local.size() > keep) {
             final long block = local.takeBlock();
-            if (sharedCount.get() < sharedBlocks) {
-                sharedCount.incrementAndGet();
+            if (sharedCount.get() < sharedBlocks) { // (1)
+                sharedCount.incrementAndGet(); // (2)
                 shared.push(block);
             } else {
                 freeBlock(block, blocks, scratch);
