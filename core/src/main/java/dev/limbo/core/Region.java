@@ -42,6 +42,47 @@ import java.util.Locale;
  *
  * <p>Callers pair {@link #commit} and {@link #decommit} for the same ranges; the region trusts the
  * pairing and checks only bounds and alignment.
+ *
+ * <pre>{@code
+ * Implementation notes (the lock-free claim and the commit charge)
+ *
+ * Algorithm: a bump pointer (brk, in the header's second 128-byte slot) advanced by CAS over one
+ * reserved mapping; no paper. The commit charge is a shared counter of committed bytes (the third
+ * slot), charged and undone with get-and-add.
+ *
+ * Invariants:
+ *  - pageSize <= brk <= size, and brk never decreases: [pageSize, brk) is claimed, the rest not.
+ *  - Each claim [start, end) lies inside the [brk, end) range that its own successful CAS (4)
+ *    moved brk across, so claims never overlap; the alignment gap [brk, start) is never handed out.
+ *  - committed = the bytes of successful commits minus those of decommits, except between a
+ *    refused commit's charge (6) and its undo (7).
+ * Non-invariants: committed may pass commitLimit for that moment, so a commit racing with a
+ *  refused one near the limit may be refused too, although the two would fit one after the
+ *  other. The region does not check that decommits match commits; callers pair them.
+ *
+ * Linearization points: claim - its successful CAS (4), or, when the region is exhausted, the load
+ * (2) that saw too little room; commit - its get-and-add (6) (refused: the (6) whose result
+ * passed the limit); decommit - its get-and-add (8), after madvise returned the pages;
+ * claimedBytes and committedBytes - their loads (3), (5).
+ *
+ * Progress: claim is lock-free (its CAS fails only because another claim succeeded); commit and
+ * decommit are wait-free, apart from decommit's madvise system call.
+ *
+ * Memory ordering (numbers as in the code):
+ *  (1) release store of the initial brk, after the plain stores of the other header words; pairs
+ *      with (2), (3): a thread that reads brk sees the header.
+ *  (2) volatile load of brk in claim and (4) its CAS (volatile); pair with each other across
+ *      claimers. They hand out address space only: a claimer writes and publishes the claimed
+ *      memory by its own means.
+ *  (3) acquire load of brk (claimedBytes, and the bound of checkPageRange); pairs with (1), (4).
+ *  (5) opaque load of committed (a statistic); (6), (7), (8) get-and-adds of committed: atomic,
+ *      and ordering nothing else.
+ *
+ * Reclamation and ABA: claimed space never goes back to the bump pointer, so brk takes each value
+ * at most once and the CAS (4) cannot succeed on a stale value. Decommitted pages stay mapped and
+ * read as zeros, so a stale access reads zeros and never faults; close() invalidates the segment
+ * (later accesses throw) before it unmaps.
+ * }</pre>
  */
 public final class Region implements AutoCloseable {
 
