@@ -30,6 +30,65 @@ import java.util.function.IntConsumer;
  *
  * <p>Claiming and releasing are lock-free CASes on a table of owners; {@link #current()} is one
  * {@link ThreadLocal} read. Hot paths that already know their id may pass it explicitly.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm: a table of owner words claimed by CAS, lowest free index first, so that ids stay
+ * dense and the reclamation schemes' scans over 0..highWater() stay short; no paper. Each claim
+ * installs a fresh Owner (a weak reference to the thread), and a Token that only the holder's
+ * ThreadLocal references carries the id; a Cleaner releases the id when the token becomes
+ * unreachable.
+ *
+ * Invariants:
+ *  - OWNERS[id] is null (free), RELEASING (its release hooks are running) or an Owner (held).
+ *    Transitions: null -> Owner by a claim's CAS (2); Owner -> RELEASING by the release CAS (3),
+ *    which exactly one of close, the cleaner and the reapers wins; RELEASING -> null by the
+ *    winner's store (4) after the hooks. So the hooks run once per claim, while no thread holds
+ *    the id.
+ *  - A live thread's id is released only by the thread itself (close); other threads release
+ *    only ids whose holder terminated (reapers, claimers) or whose token became unreachable (the
+ *    cleaner: the thread died, or close already released the id and the clean is a no-op).
+ *  - highWater > every id whose claim has raised it (5); it never decreases.
+ * Non-invariants: a terminated holder keeps its id until a reap, a claimer's scan or the cleaner
+ * releases it; a claimer that finds an id RELEASING skips it. heldCount() is a moving count.
+ *
+ * Linearization points: current() - on the first call, the claim CAS (2); later, a ThreadLocal
+ * read. close() - the release CAS (3) (isHeld turns false), the id becoming claimable at (4); a
+ * close refused by a check has no shared effect. reapTerminated() - each release's CAS (3).
+ * isHeld and highWater - their loads (1), (6).
+ *
+ * Progress: current() is wait-free after the first call. The first call registers with the
+ * Cleaner (which takes a lock) and scans the table at most twice, trying each id once per scan (a
+ * CAS fails only because another thread claimed that id), so it is bounded apart from that lock
+ * and the release hooks of the dead holders' ids it releases on the way. close(), the cleaner and
+ * the reapers run the checks and hooks, whose progress is theirs (the reclamation domains' hook
+ * is synchronized); a release CAS is tried once, and a loser returns at once.
+ *
+ * Memory ordering:
+ *  (1) volatile loads of OWNERS[id] (claims, reaps, isHeld).
+ *  (2) claim CAS null -> owner; pairs with (4): a claimer that finds the id free sees everything
+ *      the hooks that freed it wrote (the domains' cleared guards, announcements and slots) before
+ *      it uses the id.
+ *  (3) release CAS owner -> RELEASING: one winner per claim.
+ *  (4) volatile store of null after the hooks; pairs with (1), (2).
+ *  (5) the raise of HIGH_WATER after a claim (a volatile read-modify-write), and (6) its volatile
+ *      loads. (5) precedes the holder's first write to any per-id slot, so the store-load pairing
+ *      that makes such a write visible to a scanner (EpochDomain (3)/(8), HazardPointers (3)/(4),
+ *      the scanner's fence before its highWater load (6)) makes (5) visible as well: a scan that
+ *      reads a smaller highWater misses only ids whose holders it could as well have seen idle.
+ *  (7) Release.id, volatile: written by the claimer once its claim succeeded, read by the cleaner
+ *      action, which may run on the Cleaner's thread (-1: the claim failed, release nothing).
+ *  Hooks read a dead holder's per-thread state with plain loads. A reaper or claimer saw the
+ *  holder terminated through Thread.isAlive(), which the thread's final action synchronizes-with
+ *  (JLS 17.4.4); when the Thread object was already collected, and on the cleaner's path, the edge
+ *  comes from garbage collection and reference processing (safepoints, the reference queue's
+ *  lock), not from a rule of the Java memory model.
+ *
+ * Reclamation and ABA: ids are recycled, Owners never are: a stale releaser (the cleaner of an
+ * earlier holder, a reaper that read an old Owner) compares against its own Owner object, so its
+ * CAS (3) fails once the id was released and claimed again.
+ * }</pre>
  */
 public final class Participants {
 
@@ -101,9 +160,9 @@ public final class Participants {
     /** Releases the ids of every terminated thread now; returns how many it released. */
     public static int reapTerminated() {
         int reaped = 0;
-        final int limit = HIGH_WATER.get();
+        final int limit = HIGH_WATER.get(); // (6)
         for (int id = 0; id < limit; id++) {
-            final Owner owner = OWNERS.get(id);
+            final Owner owner = OWNERS.get(id); // (1)
             if (owner != null && owner != RELEASING && owner.terminated() && release(id, owner)) {
                 reaped++;
             }
@@ -113,19 +172,19 @@ public final class Participants {
 
     /** One more than the highest id ever claimed: scans over all participants stop here. */
     public static int highWater() {
-        return HIGH_WATER.get();
+        return HIGH_WATER.get(); // (6)
     }
 
     /** Whether {@code id} is currently held by a thread. */
     public static boolean isHeld(final int id) {
-        final Owner owner = OWNERS.get(id);
+        final Owner owner = OWNERS.get(id); // (1)
         return owner != null && owner != RELEASING;
     }
 
     /** The number of ids currently held. */
     public static int heldCount() {
         int held = 0;
-        final int limit = HIGH_WATER.get();
+        final int limit = HIGH_WATER.get(); // (6)
         for (int id = 0; id < limit; id++) {
             if (isHeld(id)) {
                 held++;
@@ -157,7 +216,7 @@ public final class Participants {
                             + "Participants.close() in threads that have finished with Limbo",
                     CAPACITY, CAPACITY_PROPERTY));
         }
-        release.id = id;
+        release.id = id; // (7)
         token.id = id;
         CURRENT.set(token);
         return id;
@@ -165,15 +224,15 @@ public final class Participants {
 
     private static int tryClaim(final Owner owner) {
         for (int id = 0; id < CAPACITY; id++) {
-            Owner held = OWNERS.get(id);
+            Owner held = OWNERS.get(id); // (1)
             if (held != null && held != RELEASING && held.terminated()) {
                 // Its holder died without close() and its token is not cleaned yet: release it now
                 // (running the hooks) rather than leave a gap that pushes new ids, and highWater, up.
                 release(id, held);
-                held = OWNERS.get(id);
+                held = OWNERS.get(id); // (1)
             }
-            if (held == null && OWNERS.compareAndSet(id, null, owner)) {
-                HIGH_WATER.accumulateAndGet(id + 1, Math::max);
+            if (held == null && OWNERS.compareAndSet(id, null, owner)) { // (2)
+                HIGH_WATER.accumulateAndGet(id + 1, Math::max); // (5)
                 return id;
             }
         }
@@ -182,7 +241,7 @@ public final class Participants {
 
     /** Releases {@code id} if {@code owner} still holds it; true if this call released it. */
     private static boolean release(final int id, final Owner owner) {
-        if (!OWNERS.compareAndSet(id, owner, RELEASING)) {
+        if (!OWNERS.compareAndSet(id, owner, RELEASING)) { // (3)
             return false; // already released by another path (close, cleaner or reaper)
         }
         try {
@@ -190,7 +249,7 @@ public final class Participants {
                 hook.accept(id);
             }
         } finally {
-            OWNERS.set(id, null);
+            OWNERS.set(id, null); // (4)
         }
         return true;
     }
@@ -213,7 +272,8 @@ public final class Participants {
             throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + value + " is not a number of ids", e);
         }
         if (n < 1 || n > (1 << 20)) {
-            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + value + " is out of range [1, 1048576]");
+            throw new IllegalArgumentException("-D" + CAPACITY_PROPERTY + "=" + value
+                    + " is out of range [1, 1048576]");
         }
         return n;
     }
@@ -250,7 +310,7 @@ public final class Participants {
 
         @Override
         public void run() {
-            final int claimed = id;
+            final int claimed = id; // (7)
             if (claimed >= 0) {
                 release(claimed, owner);
             }
