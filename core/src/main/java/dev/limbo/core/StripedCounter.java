@@ -13,6 +13,31 @@ import java.lang.invoke.VarHandle;
  * {@linkplain Participants participant id} passes it and touches only its stripe; otherwise the
  * stripe comes from the thread id. {@link #sum()} is a moving snapshot: increments concurrent with
  * it may or may not be counted.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: java.util.concurrent.atomic.LongAdder's striping (Striped64), with the
+ * stripes allocated up front in one padded long[] instead of lazily created, contention-chosen
+ * cells: a stripe is chosen by participant id or by a hash of the thread id, never re-hashed.
+ *
+ * Invariants: stripe s (1..STRIPES) is word s * STRIDE, alone in its 128-byte run (word 0's run is
+ * leading padding, and the array's tail pads the last stripe); its value is the sum of the
+ * deltas added to it. Non-invariant: two threads may share a stripe (ids and hashes are folded
+ * modulo STRIPES), which costs contention, never counts.
+ *
+ * Linearization points: add - its get-and-add (1). sum - none: it reads each stripe at its own
+ * load (2), so it is not a snapshot; with non-negative deltas only (counters that grow), the
+ * result lies between the total when the call began and the total when it returned.
+ *
+ * Progress: add and increment are wait-free (one atomic add); sum is wait-free, O(STRIPES).
+ *
+ * Memory ordering: (1) volatile get-and-add on one stripe; (2) opaque loads of the stripes in
+ * sum, atomic and coherent per word (a thread's later sum never sees a stripe go back), and
+ * ordering nothing else: a sum publishes and acquires nothing, it is a statistic.
+ *
+ * Reclamation and ABA: none (a heap array that lives as long as the counter).
+ * }</pre>
  */
 public final class StripedCounter {
 
