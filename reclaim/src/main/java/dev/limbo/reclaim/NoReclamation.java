@@ -16,7 +16,8 @@ import dev.limbo.reclaim.internal.BlockBag;
  * Memory ordering: (1) protect's acquire load pairs with the release or CAS that published the
  * node, so its initialization is visible.
  * Linearization points: protect and protectIfEqual - the acquire load (1); retire - the count of
- * the guard's retired records; pin and unpin have no shared effect (a nesting count).
+ * the guard's retired records; pin and unpin have no shared effect (a nesting count), and flush
+ * none at all.
  * Progress: every operation is wait-free.
  * Safety: trivially safe, since nothing is ever freed; ABA cannot occur on retired nodes either.
  * }</pre>
