@@ -245,24 +245,30 @@ class SchemeSuiteTest {
                 .debug(true).scanThreshold(8).minCalls(8).build();
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final int writers = 2;
+        final int readers = 2;
         final int replacements = 10_000;
+        final CountDownLatch readersStarted = new CountDownLatch(readers);
         final AtomicInteger writersLeft = new AtomicInteger(writers);
         final AtomicLong nodesChecked = new AtomicLong();
         boolean closed = false;
         try {
-            runThreads(writers + 2, t -> {
+            runThreads(writers + readers, t -> {
                 if (t < writers) {
                     try {
+                        await(readersStarted); // else fast writers (none) may finish before a reader runs
                         for (int k = 0; k < replacements; k++) {
                             replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
                             if (k % 64 == 63) {
                                 d.flush();
                             }
                         }
+                    } catch (final InterruptedException e) {
+                        throw new AssertionError(e);
                     } finally {
                         writersLeft.decrementAndGet();
                     }
                 } else {
+                    readersStarted.countDown();
                     long checked = 0;
                     for (int k = t; writersLeft.get() > 0; k++) {
                         try (Guard g = d.pin()) {
