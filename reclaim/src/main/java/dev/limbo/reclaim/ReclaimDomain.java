@@ -7,6 +7,9 @@ import dev.limbo.core.internal.Native;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
 import dev.limbo.reclaim.internal.BlockSource;
+import dev.limbo.reclaim.internal.EpochAdvanceEvent;
+import dev.limbo.reclaim.internal.HazardScanEvent;
+import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.RecordPool;
 
 import java.lang.foreign.MemoryLayout;
@@ -57,6 +60,16 @@ public abstract class ReclaimDomain implements AutoCloseable {
     public static final int MAX_SLOTS = 15;
     /** System property: the default of {@link Builder#asymmetricFence} ({@code true} or {@code false}). */
     public static final String ASYMMETRIC_FENCE_PROPERTY = "limbo.reclaim.asymmetricFence";
+
+    static {
+        // The first JFR event class a JVM initializes sets up JFR's event machinery (70-120 ms here,
+        // recording or not). Initialize the schemes' events now, so that this does not happen in
+        // the first pinned section that advances an epoch, scans or frees, where it would hold
+        // every other thread's reclamation back for as long.
+        new EpochAdvanceEvent();
+        new ReclamationEvent();
+        new HazardScanEvent();
+    }
 
     final Scheme scheme;
     final LimboAllocator allocator;
