@@ -197,7 +197,8 @@ public final class AnchorFillVsFlushTest {
      * capacity within one fork.
      */
     @JCStressTest
-    @Description("BROKEN: flush by volatile load + volatile store of the anchor (no CAS) || fill: a block in two places")
+    @Description("BROKEN (x86 can show it: a lost update, not a reordering): flush by volatile load + volatile store of the anchor "
+            + "instead of a CAS || fill: a fill between them is overwritten, a block in two places")
     @Outcome(id = "0, 0, 3, 0", expect = ACCEPTABLE, desc = "no fill took from A's superblock")
     @Outcome(id = "1, 0, 2, 0", expect = ACCEPTABLE, desc = "B took the 1-block list before A's second load")
     @Outcome(id = "3, 0, 0, 0", expect = ACCEPTABLE, desc = "B took all 3 blocks after A's second store")

@@ -345,7 +345,8 @@ public final class PartialStackAbaTest {
      * gone from it (though actor 1 returned it, so only the duplicate shows).
      */
     @JCStressTest
-    @Description("BROKEN: untagged model stack a,b,c: stalled pop || pop x, pop y, push x: ABA")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): untagged model stack a,b,c: stalled pop || "
+            + "pop x, pop y, push x: ABA, the stale CAS installs a popped descriptor")
     @Outcome(id = "1, 23, 2, 0", expect = ACCEPTABLE, desc = "1 pops a; 2 pops b, pops c, pushes b")
     @Outcome(id = "2, 13, 1, 0", expect = ACCEPTABLE, desc = "2 pops a; 1 pops b; 2 pops c, pushes a")
     @Outcome(id = "3, 12, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b; 1 pops c; 2 pushes a")

@@ -174,7 +174,8 @@ public final class RemoteFreeVsCollectTest {
      * erased: its block is in no list (flags 2).
      */
     @JCStressTest
-    @Description("BROKEN: pushRemote(x); pushRemote(y) || collect by lv(head) then sp(head, 0): a pushed block is lost")
+    @Description("BROKEN (x86 can show it: a lost update, not a reordering): pushRemote(x); pushRemote(y) || "
+            + "collect by lv(head) then sp(head, 0) instead of a get-and-set: a pushed block is lost")
     @Outcome(id = "2, 0, 2, 0", expect = ACCEPTABLE, desc = "the owner collected before both pushes")
     @Outcome(id = "2, 1, 1, 0", expect = ACCEPTABLE, desc = "the owner collected between the pushes")
     @Outcome(id = "2, 2, 0, 0", expect = ACCEPTABLE, desc = "the owner collected after both pushes")
@@ -290,7 +291,8 @@ public final class RemoteFreeVsCollectTest {
      * ABANDONED instead of one get-and-set. A push between them is erased (flags 2).
      */
     @JCStressTest
-    @Description("BROKEN: free(x); free(y) || abandon by lv(head) then sp(head, ABANDONED): a pushed block is lost")
+    @Description("BROKEN (x86 can show it: a lost update, not a reordering): free(x); free(y) || "
+            + "abandon by lv(head) then sp(head, ABANDONED) instead of a get-and-set: a pushed block is lost")
     @Outcome(id = "0, 2, 1, 0", expect = ACCEPTABLE, desc = "abandon ran first")
     @Outcome(id = "1, 2, 1, 0", expect = ACCEPTABLE, desc = "x was pushed before abandon; y flushed itself")
     @Outcome(id = "2, 2, 1, 0", expect = ACCEPTABLE, desc = "both were pushed before abandon")

@@ -329,7 +329,8 @@ public final class BlockStackAbaTest {
      * c is lost.
      */
     @JCStressTest
-    @Description("BROKEN: untagged model of BlockStack a,b,c: stalled pop || pop x, pop y, push x: ABA")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): untagged model of BlockStack a,b,c: "
+            + "stalled pop || pop x, pop y, push x: ABA, the stale CAS installs a popped block")
     @Outcome(id = "1, 23, 2, 0", expect = ACCEPTABLE, desc = "1 pops a; 2 pops b, pops c, pushes b")
     @Outcome(id = "2, 13, 1, 0", expect = ACCEPTABLE, desc = "2 pops a; 1 pops b; 2 pops c, pushes a")
     @Outcome(id = "3, 12, 1, 0", expect = ACCEPTABLE, desc = "2 pops a, pops b; 1 pops c; 2 pushes a")

@@ -163,7 +163,8 @@ public final class EpochAnnounceVsAdvanceTest {
      * followed by an acquire load and no fence. The memory model allows (1, 0), and x86 shows it.
      */
     @JCStressTest
-    @Description("BROKEN: sr(A, e|1); la(cell) || sr(cell, 0); la(A): the scanner may miss a reader that holds r")
+    @Description("BROKEN (x86 can show it: store buffering): sr(A, e|1); la(cell) || sr(cell, 0); la(A): no fence on either side, "
+            + "the scanner may miss a reader that holds r")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan ran before the announcement; the reader's read followed the unlink")
@@ -191,7 +192,8 @@ public final class EpochAnnounceVsAdvanceTest {
      * scanner looks, after the reader already read r: x86 shows (1, 0).
      */
     @JCStressTest
-    @Description("BROKEN: opaqueStore(A, e|1); la(cell) || cas(cell, r, 0); fullFence; la(A): no fence after the announcement")
+    @Description("BROKEN (x86 can show it: store buffering): opaqueStore(A, e|1); la(cell) || cas(cell, r, 0); fullFence; la(A): "
+            + "no fence after the announcement, the scanner may miss a reader that holds r")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan ran before the announcement; the reader's read followed the unlink")
@@ -221,7 +223,8 @@ public final class EpochAnnounceVsAdvanceTest {
      * an acquire load after a store-release), so on those machines (1, 0) is not expected to show.
      */
     @JCStressTest
-    @Description("BROKEN (not on x86): xchg(A, e|1); la(cell) || cas(cell, r, 0); la(A): no fence before the scan")
+    @Description("BROKEN (x86 cannot show it: its locked CAS is a full fence; nor can ARMv8; POWER could): "
+            + "xchg(A, e|1); la(cell) || cas(cell, r, 0); la(A): no fence before the scan, which may miss a reader that holds r")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the reader read r; the scanner saw it active and holds the advance back")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the reader's read followed the unlink; the scanner saw it active anyway")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan ran before the announcement; the reader's read followed the unlink")

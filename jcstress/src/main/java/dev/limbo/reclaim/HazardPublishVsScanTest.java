@@ -106,7 +106,8 @@ public final class HazardPublishVsScanTest {
      * (3). The re-load can pass the publish still in the store buffer: x86 shows (1, 0).
      */
     @JCStressTest
-    @Description("BROKEN: protect: la; opaqueStore(h, p); la == p? || cas(cell, r, 0); fullFence; la(h): no fence after the publish")
+    @Description("BROKEN (x86 can show it: store buffering): protect: la; opaqueStore(h, p); la == p? || cas(cell, r, 0); fullFence; "
+            + "la(h): no fence after the publish, the scan may miss the hazard of a validated r")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the protect validated r; the scan saw the hazard and keeps r")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the scan saw r published; the validation then saw the unlink and the protect retried")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the protect read or re-read the unlinked cell; the scan saw no hazard for r")
@@ -134,7 +135,8 @@ public final class HazardPublishVsScanTest {
      * in the store buffer: x86 shows (1, 0).
      */
     @JCStressTest
-    @Description("BROKEN: protect: la; opaqueStore(h, p); fullFence; la == p? || sr(cell, 0); la(h): no fence before the scan")
+    @Description("BROKEN (x86 can show it: store buffering): protect: la; xchg(h, p); la == p? || sr(cell, 0); la(h): "
+            + "no fence before the scan, which may miss the hazard of a validated r")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the protect validated r; the scan saw the hazard and keeps r")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the scan saw r published; the validation then saw the unlink and the protect retried")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the protect read or re-read the unlinked cell; the scan saw no hazard for r")

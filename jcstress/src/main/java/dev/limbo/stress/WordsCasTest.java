@@ -56,7 +56,8 @@ public final class WordsCasTest {
      * hardware shows it, x86 included: the window is between two instructions, not a reordering.
      */
     @JCStressTest
-    @Description("BROKEN: lp(word) == 0 then sp(word, id) by two actors: both can win")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): lp(word) == 0 then sp(word, id) instead of a CAS, "
+            + "by two actors: both can win")
     @Outcome(id = "true, false", expect = ACCEPTABLE, desc = "actor1 read 0 and stored before actor2 read")
     @Outcome(id = "false, true", expect = ACCEPTABLE, desc = "actor2 read 0 and stored before actor1 read")
     @Outcome(id = "true, true", expect = ACCEPTABLE_INTERESTING,
@@ -115,7 +116,8 @@ public final class WordsCasTest {
      * read 0 and both store 1, losing an increment. Any hardware shows it, x86 included.
      */
     @JCStressTest
-    @Description("BROKEN: sp(word, lp(word) + 1) by two actors: an increment can be lost")
+    @Description("BROKEN (x86 can show it: a lost update, not a reordering): sp(word, lp(word) + 1) instead of xadd, "
+            + "by two actors: an increment can be lost")
     @Outcome(id = "2", expect = ACCEPTABLE, desc = "one actor's read-increment-store ran wholly before the other's read")
     @Outcome(id = "1", expect = ACCEPTABLE_INTERESTING,
             desc = "both read 0 and both stored 1: an increment was lost (the bug xadd prevents)")

@@ -32,7 +32,8 @@ public final class WordsDekkerTest {
      * allows (0, 0), and x86 shows it through its store buffer.
      */
     @JCStressTest
-    @Description("BROKEN: sr(x, 1); la(y) || sr(y, 1); la(x): both may read 0")
+    @Description("BROKEN (x86 can show it: store buffering): sr(x, 1); la(y) || sr(y, 1); la(x): "
+            + "release/acquire does not order a store before a later load, both may read 0")
     @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "actor1 ran wholly before actor2")
     @Outcome(id = "1, 0", expect = ACCEPTABLE, desc = "actor2 ran wholly before actor1")
     @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the actors interleaved; both stores landed before both loads")

@@ -120,7 +120,8 @@ public final class MarkThenUnlinkVsInsertTest {
      * unlinked A: the insert reports success and C is lost. x86 shows it.
      */
     @JCStressTest
-    @Description("BROKEN: n = la(A.next); cas(head, A, n) || la(A.next) == B; sp(C.next, B); cas(A.next, B, C): the insert may be lost")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): n = la(A.next); cas(head, A, n) without marking A.next || "
+            + "la(A.next) == B; sp(C.next, B); cas(A.next, B, C): the insert may be lost")
     @Outcome(id = "1, 1, 1, 0", expect = ACCEPTABLE, desc = "C inserted first: remove read A.next = C and unlinked A to C")
     @Outcome(id = "1, 1, 0, 0", expect = ACCEPTABLE_INTERESTING,
             desc = "lost insert: C linked after A, but A was unlinked without a mark")

@@ -138,7 +138,8 @@ public final class QueueLaggingTailTest {
      * same tail both write its next: one node is lost. x86 shows it.
      */
     @JCStressTest
-    @Description("BROKEN: t = la(tail); sp(t.next, n); cas(tail, t, n) || the same: a node may be lost")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): t = la(tail); sp(t.next, n); cas(tail, t, n) || the same, "
+            + "with no check of t.next: both may append at the same tail, a node is lost")
     @Outcome(id = "12, 0", expect = ACCEPTABLE, desc = "1 appended first, tail at the last node")
     @Outcome(id = "21, 0", expect = ACCEPTABLE, desc = "2 appended first, tail at the last node")
     @Outcome(id = {"1, 0", "2, 0"}, expect = ACCEPTABLE_INTERESTING,
