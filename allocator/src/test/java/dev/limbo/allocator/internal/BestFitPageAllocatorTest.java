@@ -35,7 +35,8 @@ class BestFitPageAllocatorTest {
         final Region region = Region.global();
         final BestFitPageAllocator pages = new BestFitPageAllocator(0, 4);
         final Random rnd = new Random(3);
-        final long claimedBefore = (region.claimedBytes() + PageMap.PAGE_MASK) & -PageMap.PAGE;
+        final long mask = PageMap.PAGE_MASK; // initializes PageMap, whose table is a claim of its own
+        final long claimedBefore = (region.claimedBytes() + mask) & ~mask;
         final List<long[]> runs = new ArrayList<>();
         long total = 0;
         for (int i = 0; i < 300; i++) {
