@@ -34,16 +34,29 @@ import java.util.concurrent.atomic.AtomicLong;
  *  - Page flags (COMMITTED, DIRTY) are touched only by the run's current owner.
  * Non-invariants: two adjacent free runs may both be in the tree (missed coalescing, §7.4.4).
  *
- * Linearization points: allocate - the successful tree.remove of the chosen run (or the region
- * claim when the tree has none); free - the tree.add of the (merged) run.
+ * Linearization points: allocate - the successful remove (2) of the chosen run (a run grown from
+ * the region is inserted (3) first and taken like any other); free - the insertion (3) of the
+ * (merged) run.
  *
- * Progress: lock-free (skip-list operations are lock-free; every retry follows another thread's
- * successful removal). Growing calls Region.claim (a CAS loop); commit/decommit are bookkeeping
- * plus madvise, a system call.
+ * Progress: lock-free (skip-list operations are lock-free; a retry of allocate follows another
+ * thread's successful removal or this thread's grow). Growing calls Region.claim (a CAS loop);
+ * commit/decommit are bookkeeping plus madvise, a system call.
  *
- * Memory ordering: header/footer words are opaque stores (PageMap 4, 6) made before tree.add,
- * whose CAS publishes them (release); readers load them opaquely (PageMap 3, 5) and validate any
- * pair they derive by tree.remove, whose success acquires the inserter's writes.
+ * Memory ordering (numbers local to this file; PageMap's are cited as "PageMap n"):
+ *  (1) tree.ceiling, and trim's iteration: volatile reads of the skip list. They may return a run
+ *      another thread is removing; (2) validates it.
+ *  (2) tree.remove of an exact (pages, start) run: the skip list's CAS that deletes the node, which
+ *      one thread at most wins. Success acquires the (3) that inserted the run, and with it the
+ *      run's map words (PageMap 4, 6) and page flags.
+ *  (3) tree.add: the skip list's insertion CAS (volatile, so release). It publishes the map words
+ *      (PageMap 4, 6) and flags written before it; pairs with (1) and (2).
+ *  (4) get-and-add of the page counters (free, committed, retained): atomic bookkeeping, read by
+ *      (5); no other access depends on their order.
+ *  (5) volatile loads of the counters: statistics, and the hysteresis check of retainOrDecommit
+ *      (benign race: two concurrent frees may both see room and retain, so the reserve can exceed
+ *      retainBytes by one run per racing free).
+ *  The map words are read opaquely (PageMap 3, 5) and trusted only after (2) succeeds; region
+ *  claim, commit and decommit order themselves (Region).
  *
  * Reclamation and ABA: tree nodes are Java objects reclaimed by the GC. A run key names an extent,
  * not an identity: if a neighbour is allocated and re-formed into an identical (pages, start) free
@@ -108,14 +121,17 @@ public final class BestFitPageAllocator {
             throw new IllegalArgumentException("page run length out of range: " + pages);
         }
         for (;;) {
+            // (1) skip-list read; the run may be taken meanwhile, which (2) tells.
             final Run best = tree.ceiling(new Run(pages, 0));
             if (best == null) {
                 grow(pages);
                 continue;
             }
+            // (2) remove CAS: linearization point; acquires the run's map words and flags.
             if (!tree.remove(best)) {
                 continue; // another thread took it
             }
+            // (4) counter update.
             freePages.addAndGet(-best.pages);
             if (best.pages > pages) {
                 insert(best.start + pages, best.pages - pages);
@@ -158,7 +174,9 @@ public final class BestFitPageAllocator {
             merged = false;
             // Backward: the footer of the page before us names the start of the run ending there.
             final long prevStart = s > 0 ? PageMap.footer(s - 1) : 0;
+            // (2) remove CAS of the exact neighbour run: the merge is ours only if it succeeds.
             if (prevStart > 0 && prevStart < s && tree.remove(new Run(s - prevStart, prevStart))) {
+                // (4) counter update.
                 freePages.addAndGet(prevStart - s);
                 n += s - prevStart;
                 s = prevStart;
@@ -168,7 +186,9 @@ public final class BestFitPageAllocator {
             final long next = s + n;
             if (next < PageMap.PAGES) {
                 final long nextPages = PageMap.header(next);
+                // (2) remove CAS of the exact neighbour run, as above.
                 if (nextPages > 0 && nextPages <= PageMap.PAGES - next && tree.remove(new Run(nextPages, next))) {
+                    // (4) counter update.
                     freePages.addAndGet(-nextPages);
                     n += nextPages;
                     merged = true;
@@ -182,8 +202,11 @@ public final class BestFitPageAllocator {
     /** Decommits every free run now; returns the bytes given back. */
     public long trim() {
         long released = 0;
+        // (1) weakly consistent iteration of the skip list.
         for (final Run run : tree) {
+            // (2) remove CAS: the run is ours to decommit only if it succeeds.
             if (tree.remove(run)) {
+                // (4) counter update.
                 freePages.addAndGet(-run.pages);
                 released += decommit(run.start, run.pages);
                 insert(run.start, run.pages);
@@ -194,16 +217,19 @@ public final class BestFitPageAllocator {
 
     /** Bytes of pages currently committed (in use or retained). */
     public long committedBytes() {
+        // (5) counter load.
         return committedPages.get() * PageMap.PAGE;
     }
 
     /** Bytes in free runs. */
     public long freeBytes() {
+        // (5) counter load.
         return freePages.get() * PageMap.PAGE;
     }
 
     /** Bytes in free runs that are still committed (the hysteresis reserve). */
     public long retainedBytes() {
+        // (5) counter load.
         return retainedPages.get() * PageMap.PAGE;
     }
 
@@ -229,8 +255,9 @@ public final class BestFitPageAllocator {
 
     private void insert(final long start, final long pages) {
         setRun(start, pages);
+        // (4) counter update.
         freePages.addAndGet(pages);
-        // Linearization point of free: the skip list's insertion CAS publishes the map words.
+        // (3) insertion CAS: linearization point of free; publishes the map words and flags.
         tree.add(new Run(pages, start));
     }
 
@@ -248,6 +275,7 @@ public final class BestFitPageAllocator {
             if ((flags & COMMITTED) != 0) {
                 if ((flags & RETAINED) != 0) {
                     PageMap.setFlags(p, flags & ~RETAINED);
+                    // (4) counter update.
                     retainedPages.decrementAndGet();
                 }
                 p++;
@@ -266,6 +294,7 @@ public final class BestFitPageAllocator {
             for (long r = p; r < q; r++) {
                 PageMap.setFlags(r, PageMap.flags(r) | COMMITTED);
             }
+            // (4) counter update.
             committedPages.addAndGet(q - p);
             p = q;
         }
@@ -281,6 +310,7 @@ public final class BestFitPageAllocator {
         if (fresh == 0) {
             return;
         }
+        // (5) counter load; benign race (see the notes).
         if ((retainedPages.get() + fresh) * PageMap.PAGE > retainBytes) {
             decommit(start, pages);
             return;
@@ -291,6 +321,7 @@ public final class BestFitPageAllocator {
                 PageMap.setFlags(p, flags | RETAINED);
             }
         }
+        // (4) counter update.
         retainedPages.addAndGet(fresh);
     }
 
@@ -314,6 +345,7 @@ public final class BestFitPageAllocator {
                 q++;
             }
             region.decommit(p << PageMap.PAGE_SHIFT, (q - p) << PageMap.PAGE_SHIFT);
+            // (4) counter updates.
             committedPages.addAndGet(p - q);
             retainedPages.addAndGet(-wasRetained);
             released += q - p;

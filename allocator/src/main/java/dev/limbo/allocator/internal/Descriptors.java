@@ -27,18 +27,24 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *  - Each stack head is tag:32 | index:32; every successful push or pop increments the tag,
  *    computed from the head read in the same retry (the 2019 LRMalloc bug).
  *
- * Linearization points: push and pop - the successful CAS of the head (4, 6).
+ * Linearization points: push and pop - the successful CAS of the head (4, 6); a pop of an empty
+ * stack - the head load (5) that read index 0.
  *
  * Progress: lock-free. A failed CAS means another push or pop succeeded.
  *
  * Memory ordering:
- *  (1) chunk directory store: plain, published by the CAS (4) that pushes the chunk's descriptors;
- *      every index a reader obtains came through a head CAS or a link read after one.
- *  (3) plain store of the link field, then (4) head CAS (volatile, so release): the link is
- *      visible to the popper whose (5) volatile head load reads our head value.
- *  (5) volatile load of the head; (5b) plain load of the popped descriptor's link - stale values
- *      are harmless because (6) fails unless the head (with its tag) is unchanged.
- *  (6) head CAS of a pop.
+ *  (1) chunk directory store: plain, published by the CAS (4) that pushes the chunk's descriptors
+ *      (the carving thread keeps the first one); every index a reader obtains came through a head
+ *      load (5) or a link read after one, so offset() sees the store.
+ *  (2) volatile load of the head in push: the expected value of (4) and the link stored by (3);
+ *      reads the value of the last (4) or (6).
+ *  (3) plain store of the pushed chain's last link; published by (4).
+ *  (4) head CAS of a push (volatile, so release): publishes (1), (3) and every descriptor field the
+ *      pusher wrote before it; pairs with (5).
+ *  (5) volatile load of the head in pop; acquires the (4) or (6) whose value it reads. (5b) plain
+ *      load of the popped descriptor's link - stale values are harmless because (6) fails unless
+ *      the head (with its tag) is unchanged since (5).
+ *  (6) head CAS of a pop; pairs with (2) and (5) of later operations.
  *
  * Reclamation and ABA: descriptors are never freed. ABA on a head (pop reads head A and next B;
  * others pop A, pop B, push A; our CAS would install the stale B) is prevented by the 32-bit tag:
@@ -122,7 +128,7 @@ public final class Descriptors {
         final int slot = stack * STRIDE;
         final long lastLink = offset(last) + link;
         for (;;) {
-            // (2) volatile load of the head.
+            // (2) volatile load of the head; reads the last (4) or (6).
             final long head = heads.get(slot);
             // (3) plain store of the link; published by (4).
             Words.sp(lastLink, (int) head);
@@ -146,7 +152,7 @@ public final class Descriptors {
             // (5b) plain load of a possibly stale link: type-stable, validated by (6).
             final int next = (int) Words.lp(offset(index) + link);
             final long tagged = (((head >>> 32) + 1) << 32) | (next & 0xFFFF_FFFFL);
-            // (6) CAS of the head.
+            // (6) CAS of the head; pairs with (2) and (5) of later operations.
             if (heads.compareAndSet(slot, head, tagged)) {
                 return index;
             }

@@ -12,6 +12,50 @@ import dev.limbo.core.Words;
  * <p>The owner word encodes {@code kind:2 | allocator:16 | sizeClass:8 | descriptor:32}. Kinds:
  * {@link #NONE} (not allocated), {@link #SMALL} (a superblock of one size class),
  * {@link #LARGE} (first page of a large allocation), {@link #LARGE_INTERIOR} (a later page of one).
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * Algorithm and sources: LRMalloc's pagemap (thesis §5.5, digest §3.8), one entry per superblock-sized
+ * page instead of per 4 KiB page because superblocks are page-aligned in the region (digest §7.1);
+ * the header and footer words are the out-of-band "map" of the best-fit allocator (thesis §7.4,
+ * Listing 7.1). The table is claimed and committed once, when the class initializes.
+ *
+ * Invariants:
+ *  - The owner word of a page is written (2) before any block of the page escapes, and cleared (2)
+ *    or (2b) before the page goes back to the page allocator (LRMalloc's "unregister before unmap").
+ *  - A small superblock's owner word names its descriptor and size class for as long as the page
+ *    holds it; a large run's first page holds LARGE and its later pages LARGE_INTERIOR.
+ *  - Header and footer words are correct for every run in the best-fit tree; for other runs they
+ *    may be stale at any time (readers validate through the tree).
+ *  - Flags are read and written only by the current owner of the page's run.
+ * Non-invariants: the owner word of a page nobody holds a block of may change at any time.
+ *
+ * Linearization points: setOwner - the store (2); clearOwner - the CAS (2b), which at most one of
+ * two concurrent frees of the same large run wins.
+ *
+ * Progress: wait-free; every operation is a single access.
+ *
+ * Memory ordering (numbers local to this file; LimboAllocator and BestFitPageAllocator cite them):
+ *  (1) plain load of the owner word; ordered after (2) by the happens-before edge through which
+ *      the caller got its block (see owner()).
+ *  (2) release store of the owner word; pairs with (1) through that edge, and with (2b).
+ *  (2b) CAS of the owner word (volatile); expects the LARGE word stored by (2) and races with
+ *      other (2b) CASes on the same page: only one free of a large run clears it.
+ *  (3) opaque load of a header; pairs with (4). (5) opaque load of a footer; pairs with (6).
+ *  (4), (6) opaque stores of a header and a footer, made before the best-fit tree insertion that
+ *      publishes them (BestFitPageAllocator (3)); a reader trusts a value only once the tree
+ *      removal (BestFitPageAllocator (2)) of the run it derived has succeeded.
+ *  Flags are plain; the page's run passes between owners through the tree operations
+ *  (BestFitPageAllocator (2), (3)), which order them.
+ *
+ * Reclamation and ABA: entries are never freed (the table lives as long as the region), so a stale
+ * read returns an old value, never faults. Header and footer values are not identities: a stale
+ * pair is validated by removing exactly that (pages, start) run from the tree (BestFitPageAllocator).
+ * The owner word of a large run carries no version: a free that loses (2b) to a concurrent free of
+ * the same run is reported, but a free of a pointer whose run was freed and allocated again
+ * (a double free after reuse) sees an identical word and cannot be told apart.
+ * }</pre>
  */
 public final class PageMap {
 
@@ -56,7 +100,8 @@ public final class PageMap {
 
     /** Clears the owner word if it still holds {@code expected}; true if this call cleared it. */
     public static boolean clearOwner(final long page, final long expected) {
-        // (2b) CAS of the owner word. Makes freeing a large run exclusive.
+        // (2b) CAS of the owner word; expects the word release-stored by (2) and races with other
+        // threads' (2b) on the same page, so freeing a large run is exclusive.
         return Words.cas(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER, expected, 0L);
     }
 
