@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-/** Exhausting the region ends in an OffHeapOutOfMemoryError that names the property to raise. */
+/** Exhausting the region ends in an OffHeapOutOfMemoryError that names the limit and the property to raise. */
 class LimboAllocatorExhaustionTest {
 
     private static String runForked(final List<String> properties, final String... args) throws IOException, InterruptedException {
@@ -46,6 +46,7 @@ class LimboAllocatorExhaustionTest {
         final String output = runForked(List.of("-D" + Region.SIZE_PROPERTY + "=64m"));
         final String line = line(output, "OOM: ");
         assertTrue(line.contains(Region.SIZE_PROPERTY), output);
+        assertTrue(line.contains("64.0 MiB"), () -> "the region size is not in the message:\n" + output);
     }
 
     @Test
@@ -53,6 +54,7 @@ class LimboAllocatorExhaustionTest {
         final String output = runForked(List.of("-D" + Region.COMMIT_LIMIT_PROPERTY + "=48m"));
         final String line = line(output, "OOM: ");
         assertTrue(line.contains(Region.COMMIT_LIMIT_PROPERTY), output);
+        assertTrue(line.contains("48.0 MiB limit"), () -> "the commit limit is not in the message:\n" + output);
     }
 
     @Test
@@ -63,5 +65,6 @@ class LimboAllocatorExhaustionTest {
                 "-D" + Region.COMMIT_LIMIT_PROPERTY + "=24m"), String.valueOf(1 << 20), "200");
         assertTrue(line(output, "OOM: ").contains(Region.COMMIT_LIMIT_PROPERTY), output);
         assertTrue(line(output, "RETRY: ").contains(Region.COMMIT_LIMIT_PROPERTY), output);
+        assertTrue(line(output, "RETRY: ").contains("24.0 MiB limit"), output);
     }
 }
