@@ -2,13 +2,13 @@ package dev.limbo.allocator;
 
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
+import static dev.limbo.allocator.TestSupport.stripes;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.core.Words;
 
-import java.lang.reflect.Field;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,12 +19,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * superblocks. The test holds all stripes itself to force that path.
  */
 class LimboAllocatorDirectPathTest {
-
-    private static ThreadCache[] stripes(final LimboAllocator a) throws ReflectiveOperationException {
-        final Field f = LimboAllocator.class.getDeclaredField("stripes");
-        f.setAccessible(true);
-        return (ThreadCache[]) f.get(a);
-    }
 
     private static void inVirtualThreadWithAllStripesBusy(final LimboAllocator a, final Runnable body)
             throws Exception {

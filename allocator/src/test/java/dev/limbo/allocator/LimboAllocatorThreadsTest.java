@@ -3,11 +3,13 @@ package dev.limbo.allocator;
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.quiesce;
+import static dev.limbo.allocator.TestSupport.stripes;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Participants;
 
 import java.util.ArrayList;
@@ -143,6 +145,61 @@ class LimboAllocatorThreadsTest {
         // cache, and the allocation would have handed it out again (passive false sharing).
         assertNotEquals(handed[0], next, "a remotely freed block of the spare's superblock came back to the freeing thread");
         assertAllReturned(a);
+    }
+
+    @ParameterizedTest
+    @EnumSource(FlushPolicy.class)
+    void tenThousandLiveVirtualThreadsShareTheStripedCachesInsteadOfEachGettingOne(final FlushPolicy policy)
+            throws Exception {
+        final LimboAllocator a = LimboAllocator.builder().flushPolicy(policy).build();
+        final int threads = 10_000;
+        final int size = 16;
+        final long[] kept = new long[threads];
+        final CountDownLatch allocated = new CountDownLatch(threads);
+        final CountDownLatch exit = new CountDownLatch(1);
+        final List<Thread> started = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            final int n = i;
+            started.add(Thread.ofVirtual().start(() -> {
+                try {
+                    kept[n] = a.allocate(size);
+                    a.free(a.allocate(size)); // a block back into whichever cache served it
+                } catch (final Throwable e) {
+                    failures.add(e);
+                }
+                allocated.countDown();
+                try {
+                    exit.await(); // stay alive: a cache of its own would still hold its blocks
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        allocated.await();
+        assertEquals(List.of(), failures);
+        final AllocatorStats live = a.stats();
+        final ThreadCache[] stripes = stripes(a);
+        // A cache fills with a whole superblock's free list, at most cap blocks of the class: with a
+        // cache per virtual thread, 10,000 caches would hold about 10,000 x 64 KiB.
+        final long perCache = (long) a.cap[SizeClasses.classOf(size)] * size;
+        assertEquals((long) threads * size, live.bytesInUse(), live::toString);
+        assertTrue(live.cachedBytes() > 0, () -> "the stripes hold the freed blocks: " + live);
+        assertTrue(live.cachedBytes() <= stripes.length * perCache, () -> "more cached than " + stripes.length
+                + " stripes of " + perCache + " bytes can hold: " + live);
+        long taken = 0;
+        for (final ThreadCache stripe : stripes) {
+            taken += stripe.takenBytes;
+        }
+        assertTrue(taken > 0, "no stripe served the virtual threads");
+        exit.countDown();
+        for (final Thread t : started) {
+            t.join();
+        }
+        for (final long p : kept) {
+            a.free(p);
+        }
+        final AllocatorStats after = a.stats();
+        assertEquals(0, after.bytesInUse(), after::toString); // trim() leaves the stripes' cached blocks
     }
 
     @ParameterizedTest

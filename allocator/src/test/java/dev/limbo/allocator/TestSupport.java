@@ -7,6 +7,7 @@ import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 
 import java.lang.foreign.ValueLayout;
+import java.lang.reflect.Field;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -91,5 +92,12 @@ final class TestSupport {
 
     static long page(final long ptr) {
         return ptr >>> PageMap.PAGE_SHIFT;
+    }
+
+    /** The striped caches that virtual threads share (a private field, read by reflection). */
+    static ThreadCache[] stripes(final LimboAllocator allocator) throws ReflectiveOperationException {
+        final Field f = LimboAllocator.class.getDeclaredField("stripes");
+        f.setAccessible(true);
+        return (ThreadCache[]) f.get(allocator);
     }
 }
