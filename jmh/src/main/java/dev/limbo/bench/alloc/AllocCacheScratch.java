@@ -2,6 +2,7 @@ package dev.limbo.bench.alloc;
 
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -12,11 +13,12 @@ import org.openjdk.jmh.infra.ThreadParams;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * cache-scratch (Hoard suite; thesis §6.2): a separate main thread allocates one 8-byte block per
- * worker (adjacent blocks, one cache line) and stays alive; each worker frees the block it was
- * handed (a remote free), then repeatedly allocates an 8-byte block, writes it 1000 times and frees
- * it. An allocator that gives the remotely freed block back to the worker makes the workers share
- * a line: passive false sharing, no scaling from 1 to 2 threads. Score: rounds per microsecond.
+ * cache-scratch (Hoard suite; thesis §6.2): a separate main thread allocates one {@code size}-byte
+ * block (16 bytes, as in the thesis) per worker, adjacent, so that four share a cache line, and
+ * stays alive; each worker frees the block it was handed (a remote free), then repeatedly allocates
+ * a block of the same size, writes it 1000 times (the thesis: 100,000) and frees it. An allocator
+ * that gives the remotely freed block back to the worker makes the workers share a line: passive
+ * false sharing, no scaling from 1 to 2 threads. Score: rounds per microsecond.
  */
 @State(Scope.Thread)
 public class AllocCacheScratch extends AllocBenchmark {
@@ -31,12 +33,13 @@ public class AllocCacheScratch extends AllocBenchmark {
         @Setup(Level.Iteration)
         public void handOut(final AllocatorState s, final BenchmarkParams params) throws InterruptedException {
             final int n = params.getThreads();
+            final long size = Long.parseLong(params.getParam("size"));
             blocks = new long[n];
             done = new CountDownLatch(1);
             final CountDownLatch ready = new CountDownLatch(1);
             main = new Thread(() -> {
                 for (int i = 0; i < n; i++) {
-                    blocks[i] = s.alloc.allocate(8);
+                    blocks[i] = s.alloc.allocate(size);
                 }
                 ready.countDown();
                 try {
@@ -61,9 +64,12 @@ public class AllocCacheScratch extends AllocBenchmark {
         s.alloc.free(h.blocks[t.getThreadIndex()]);
     }
 
+    @Param({"16"})
+    public int size;
+
     @Benchmark
     public long round(final AllocatorState s) {
-        final long ptr = s.alloc.allocate(8);
+        final long ptr = s.alloc.allocate(size);
         AllocatorState.touch(s.memory, ptr, AllocCacheThrash.WRITES);
         s.alloc.free(ptr);
         return ptr;
