@@ -55,6 +55,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *  (5) volatile loads of the counters: statistics, and the hysteresis check of retainOrDecommit
  *      (benign race: two concurrent frees may both see room and retain, so the reserve can exceed
  *      retainBytes by one run per racing free).
+ *  (6) CAS of the committed peak to a larger value, after the (4) that committed; a statistic
+ *      read by (5). Retried only while another commit raised the peak but not past ours.
  *  The map words are read opaquely (PageMap 3, 5) and trusted only after (2) succeeds; region
  *  claim, commit and decommit order themselves (Region).
  *
@@ -86,6 +88,7 @@ public final class BestFitPageAllocator {
     private final AtomicLong committedPages = new AtomicLong();
     private final AtomicLong retainedPages = new AtomicLong();
     private final AtomicLong freePages = new AtomicLong();
+    private final AtomicLong peakPages = new AtomicLong();
 
     /**
      * @param retainBytes free bytes kept committed before freed runs are decommitted
@@ -221,6 +224,12 @@ public final class BestFitPageAllocator {
         return committedPages.get() * PageMap.PAGE;
     }
 
+    /** The most bytes of pages committed at once so far. */
+    public long peakCommittedBytes() {
+        // (5) counter load.
+        return peakPages.get() * PageMap.PAGE;
+    }
+
     /** Bytes in free runs. */
     public long freeBytes() {
         // (5) counter load.
@@ -295,7 +304,13 @@ public final class BestFitPageAllocator {
                 PageMap.setFlags(r, PageMap.flags(r) | COMMITTED);
             }
             // (4) counter update.
-            committedPages.addAndGet(q - p);
+            final long committed = committedPages.addAndGet(q - p);
+            // (5) counter load, (6) CAS: raise the peak to what this commit made.
+            for (long peak = peakPages.get(); committed > peak; peak = peakPages.get()) {
+                if (peakPages.compareAndSet(peak, committed)) {
+                    break;
+                }
+            }
             p = q;
         }
     }

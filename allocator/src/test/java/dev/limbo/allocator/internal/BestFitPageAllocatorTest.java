@@ -76,7 +76,7 @@ class BestFitPageAllocatorTest {
     }
 
     @Test
-    void freedRunsStayCommittedUpToTheRetainLimitAndTrimDecommitsThem() {
+    void freedRunsStayCommittedUpToTheRetainLimitAndTrimDecommitsThemWhileThePeakStays() {
         final BestFitPageAllocator pages = new BestFitPageAllocator(bytes(8), 16);
         final long a = pages.allocate(4);
         final long b = pages.allocate(4);
@@ -103,6 +103,7 @@ class BestFitPageAllocatorTest {
         assertEquals(0, pages.retainedBytes());
         assertEquals(0, pages.committedBytes());
         assertEquals(1, pages.freeRuns());
+        assertEquals(bytes(12), pages.peakCommittedBytes(), "the most committed at once: a, b and c, or the 12 again");
     }
 
     @Test
