@@ -20,7 +20,8 @@ import java.util.TreeMap;
  * @param error     JMH's 99.9 % confidence half-width, NaN when there were too few samples
  * @param unit      the score's unit, e.g. {@code ops/us}
  * @param samples   measured iterations behind the score
- * @param secondary secondary results (auxiliary counters such as {@code unreclaimedNodes}) by name
+ * @param secondary secondary results (auxiliary counters such as {@code unreclaimedNodes}), each its mean
+ *                  per measured iteration, by name
  */
 public record Measurement(Family family, String benchmark, Map<String, String> params, int threads, double score,
                           double error, String unit, long samples, Map<String, Double> secondary) {
@@ -45,10 +46,20 @@ public record Measurement(Family family, String benchmark, Map<String, String> p
         final Result<?> primary = r.getPrimaryResult();
         final Map<String, Double> secondary = new LinkedHashMap<>();
         for (final Map.Entry<String, Result> e : r.getSecondaryResults().entrySet()) {
-            secondary.put(e.getKey(), e.getValue().getScore());
+            secondary.put(e.getKey(), perIteration(e.getValue()));
         }
         final Family family = Family.ofBenchmark(p.getBenchmark());
         return new Measurement(family, p.getBenchmark(), params, p.getThreads(), primary.getScore(),
                 primary.getScoreError(), primary.getScoreUnit(), primary.getSampleCount(), secondary);
+    }
+
+    /**
+     * A secondary result's mean over the measured iterations (of all forks). Not its score: JMH
+     * aggregates an {@code @AuxCounters(EVENTS)} counter over iterations by the counter's policy,
+     * SUM, so the score of a gauge sampled once per iteration (unreclaimed nodes, committed memory)
+     * grows with the number of iterations. For a throughput result the two are the same.
+     */
+    static double perIteration(final Result<?> r) {
+        return r.getStatistics().getMean();
     }
 }

@@ -29,6 +29,25 @@ public final class Report {
                     + "x = throughput divided by `none`'s at the same thread count.");
 
     /**
+     * Gauges (auxiliary counters read once per iteration) tabled under a group that has them, with
+     * their captions: the structures' unreclaimed nodes, the allocators' committed memory.
+     */
+    private static final List<Map.Entry<String, String>> GAUGE_TABLES = List.of(
+            Map.entry("unreclaimedNodes", "Unreclaimed nodes at the end of an iteration (mean)"),
+            Map.entry("committedMiB", "MiB committed by Limbo's page allocator at the end of an iteration (mean)"),
+            Map.entry("peakCommittedMiB", "Most MiB Limbo's page allocator had committed at once, by the end of an "
+                    + "iteration (mean)"),
+            Map.entry("afterTrimPercentOfPeak", "Committed after freeing everything and trimming, in % of the "
+                    + "invocation's peak (mean over iterations of each iteration's worst)"));
+    /** The gauges in {@code results.csv}: column, counter. */
+    private static final List<Map.Entry<String, String>> GAUGE_COLUMNS = List.of(
+            Map.entry("unreclaimed_nodes", "unreclaimedNodes"),
+            Map.entry("off_heap_bytes", "offHeapBytes"),
+            Map.entry("committed_mib", "committedMiB"),
+            Map.entry("peak_committed_mib", "peakCommittedMiB"),
+            Map.entry("after_trim_percent_of_peak", "afterTrimPercentOfPeak"));
+
+    /**
      * What the report shows.
      *
      * @param spec          the suite
@@ -98,9 +117,11 @@ public final class Report {
             for (final Summary.Group g : gs) {
                 b.append("### ").append(g.title()).append(" (").append(g.unit()).append(")\n\n");
                 b.append(Summary.markdown(g)).append('\n');
-                if (g.hasSecondary("unreclaimedNodes")) {
-                    b.append("Unreclaimed nodes at the end of an iteration (mean):\n\n");
-                    b.append(Summary.markdownSecondary(g, "unreclaimedNodes")).append('\n');
+                for (final Map.Entry<String, String> gauge : GAUGE_TABLES) {
+                    if (g.hasSecondary(gauge.getKey())) {
+                        b.append(gauge.getValue()).append(":\n\n");
+                        b.append(Summary.markdownSecondary(g, gauge.getKey())).append('\n');
+                    }
                 }
                 final String plot = d.throughput().get(g);
                 if (plot != null) {
@@ -200,8 +221,10 @@ public final class Report {
     /** One line per measurement, with the ratio to the group's baseline. */
     public static void writeCsv(final List<Summary.Group> groups, final Path file) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file))) {
-            w.println(Csv.line("family", "benchmark", "params", "subject", "threads", "score", "error", "unit",
-                    "samples", "baseline", "ratio", "unreclaimed_nodes", "off_heap_bytes"));
+            final List<Object> header = new ArrayList<>(List.of("family", "benchmark", "params", "subject", "threads",
+                    "score", "error", "unit", "samples", "baseline", "ratio"));
+            GAUGE_COLUMNS.forEach(c -> header.add(c.getKey()));
+            w.println(Csv.line(header));
             for (final Summary.Group g : groups) {
                 for (final String s : g.subjects()) {
                     for (final int t : g.threads()) {
@@ -211,10 +234,13 @@ public final class Report {
                         }
                         final List<String> fixed = new ArrayList<>();
                         g.fixed().forEach((k, v) -> fixed.add(k + "=" + v));
-                        w.println(Csv.line(g.family() == null ? "" : g.family().id(), m.shortName(),
-                                String.join(" ", fixed), s, t, m.score(), m.error(), m.unit(), m.samples(),
-                                g.baseline(), g.ratio(s, t), m.secondary().get("unreclaimedNodes"),
-                                m.secondary().get("offHeapBytes")));
+                        final List<Object> row = new ArrayList<>(List.of(g.family() == null ? "" : g.family().id(),
+                                m.shortName(), String.join(" ", fixed), s, t, m.score(), m.error(), m.unit(),
+                                m.samples()));
+                        row.add(g.baseline()); // may be null: not in List.of
+                        row.add(g.ratio(s, t));
+                        GAUGE_COLUMNS.forEach(c -> row.add(m.secondary().get(c.getValue())));
+                        w.println(Csv.line(row));
                     }
                 }
             }

@@ -173,9 +173,10 @@ public final class Summary {
             b.append("| ").append(s.isEmpty() ? "-" : s).append(" |");
             for (final int t : g.threads()) {
                 final Measurement m = g.cell(s, t);
-                // the on-heap baseline has no off-heap nodes: its gauges read 0, shown as "-"
+                // the on-heap baseline has no off-heap nodes: its gauges read 0, shown as "-"; a gauge
+                // reads NaN where it does not apply (Limbo's memory under another allocator)
                 final Double v = m == null || s.equals(Planner.JDK) ? null : m.secondary().get(name);
-                b.append(' ').append(v == null ? "-" : number(v)).append(" |");
+                b.append(' ').append(v == null || v.isNaN() ? "-" : number(v)).append(" |");
             }
             b.append('\n');
         }

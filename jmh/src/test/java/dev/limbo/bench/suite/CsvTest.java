@@ -35,9 +35,10 @@ class CsvTest {
         final List<String> lines = Files.readAllLines(file);
         assertEquals(1 + SummaryTest.sample().size(), lines.size());
         assertEquals("family,benchmark,params,subject,threads,score,error,unit,samples,baseline,ratio,"
-                + "unreclaimed_nodes,off_heap_bytes", lines.get(0));
-        assertEquals("structures,TreeBench.operation,keyRange=10000,debra,1,8,,ops/us,4,none,0.8,7,", lines.get(4));
-        assertEquals("alloc,AllocFastPath.pair,size=16,limbo,1,150,3,ops/us,4,malloc,3,7,", lines.get(6));
+                + "unreclaimed_nodes,off_heap_bytes,committed_mib,peak_committed_mib,after_trim_percent_of_peak",
+                lines.get(0));
+        assertEquals("structures,TreeBench.operation,keyRange=10000,debra,1,8,,ops/us,4,none,0.8,7,,,,", lines.get(4));
+        assertEquals("alloc,AllocFastPath.pair,size=16,limbo,1,150,3,ops/us,4,malloc,3,7,,,,", lines.get(6));
     }
 
     @Test
@@ -55,5 +56,24 @@ class CsvTest {
                 + "(throughput-structures-TreeBench.png)"), md);
         org.junit.jupiter.api.Assertions.assertTrue(md.contains("![Allocator comparison](alloc-comparison.png)"), md);
         org.junit.jupiter.api.Assertions.assertTrue(md.contains("- X failed"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("Unreclaimed nodes at the end of an iteration (mean):\n\n"
+                + Summary.markdownSecondary(groups.get(0), "unreclaimedNodes")), md);
+    }
+
+    @Test
+    void reportTablesTheAllocatorsCommittedMemoryWhereMeasured() {
+        final String bench = "dev.limbo.bench.alloc.AllocLarson.churn";
+        final List<Summary.Group> groups = Summary.groups(List.of(new Measurement(Family.ALLOC, bench,
+                Map.of("allocator", "limbo"), 2, 1.5, 0.1, "ops/us", 4,
+                Map.of("committedMiB", 3.0, "peakCommittedMiB", 3.25))));
+        final String md = Report.markdown(new Report.Data(SuiteSpec.quickSuite(), "./limbo bench", "2026-01-01T00:00",
+                75, "2 cores", groups, Map.of(), null, null, List.of(), null, List.of(), List.of(), List.of(),
+                List.of("report.md")));
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("MiB committed by Limbo's page allocator at the end of "
+                + "an iteration (mean):\n\n" + Summary.markdownSecondary(groups.get(0), "committedMiB")), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains(Summary.markdownSecondary(groups.get(0),
+                "peakCommittedMiB")), md);
+        org.junit.jupiter.api.Assertions.assertTrue(!md.contains("Unreclaimed nodes"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(!md.contains("trimming"), md);
     }
 }

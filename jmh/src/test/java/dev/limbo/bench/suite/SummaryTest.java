@@ -98,6 +98,21 @@ class SummaryTest {
     }
 
     @Test
+    void aGaugeThatDoesNotApplyToASubjectIsADash() {
+        final Summary.Group g = Summary.groups(List.of(
+                new Measurement(Family.ALLOC, PAIR, Map.of("allocator", "limbo"), 1, 150.0, 3.0, "ops/us", 4,
+                        Map.of("committedMiB", 3.5)),
+                new Measurement(Family.ALLOC, PAIR, Map.of("allocator", "malloc"), 1, 50.0, 1.0, "ops/us", 4,
+                        Map.of("committedMiB", Double.NaN)))).get(0);
+        assertEquals("""
+                | allocator | 1 thread |
+                |---|---:|
+                | limbo | 3.50 |
+                | malloc | - |
+                """, Summary.markdownSecondary(g, "committedMiB"));
+    }
+
+    @Test
     void numbersHaveThreeSignificantDigits() {
         assertEquals("123", Summary.number(123.4));
         assertEquals("12.3", Summary.number(12.34));
