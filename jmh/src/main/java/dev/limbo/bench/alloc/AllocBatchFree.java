@@ -17,7 +17,8 @@ import java.util.Random;
  * flushes runs of length ~1, one CAS per block; {@code mode=batch} uses
  * {@link LimboAllocator#freeBatch}, which sorts the batch and returns each superblock's run with one
  * CAS. Each invocation allocates {@value #BATCH} 64-byte blocks and frees them in a shuffled order.
- * Score: allocate+free pairs per microsecond. Non-Limbo allocators always use the loop.
+ * Score: allocate+free pairs per microsecond; {@link AllocGauges} reports the committed memory.
+ * Non-Limbo allocators always use the loop.
  */
 @State(Scope.Thread)
 public class AllocBatchFree extends AllocBenchmark {
@@ -47,7 +48,7 @@ public class AllocBatchFree extends AllocBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
-    public long run(final AllocatorState s) {
+    public long run(final AllocatorState s, final AllocGauges memory) {
         for (int i = 0; i < BATCH; i++) {
             blocks[i] = s.alloc.allocate(64);
         }

@@ -14,7 +14,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * (thread churn) that performs 20k operations: pick a random slot, free its block (usually
  * allocated by an earlier, now dead thread: a remote free), allocate a new one of 16..128 bytes.
  * Score: operations per microsecond, thread creation included; divide by the thread count for the
- * per-thread figure. The iteration log prints the region's committed bytes, which must stay flat.
+ * per-thread figure. Committed memory must stay flat: {@link AllocGauges} reports it, and its peak,
+ * at the end of every iteration (the iteration log also prints the region's committed bytes).
  * {@code sameThread} runs the same operations on the benchmark thread itself, without the churn,
  * which separates the allocator's own scaling from the cost of starting and ending threads.
  * {@code threadChurnOnly} starts and joins the same worker threads with no work: with the same
@@ -46,13 +47,13 @@ public class AllocLarson extends AllocBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(OPS)
-    public long sameThread(final AllocatorState s) {
+    public long sameThread(final AllocatorState s, final AllocGauges memory) {
         return work(s);
     }
 
     @Benchmark
     @OperationsPerInvocation(OPS)
-    public long churn(final AllocatorState s) throws InterruptedException {
+    public long churn(final AllocatorState s, final AllocGauges memory) throws InterruptedException {
         final long[] result = new long[1];
         final Thread worker = new Thread(() -> result[0] = work(s));
         worker.start();

@@ -8,7 +8,8 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Linux scalability (Lever and Boreham; thesis §6.2): each thread allocates 16-byte blocks without
  * touching them, then frees them in the same order. The thesis uses 10M per thread; we use 100k
- * per invocation. Score: allocate+free pairs per microsecond.
+ * per invocation. Score: allocate+free pairs per microsecond; {@link AllocGauges} reports the
+ * committed memory.
  */
 @State(Scope.Thread)
 public class AllocLinuxScalability extends AllocBenchmark {
@@ -20,7 +21,7 @@ public class AllocLinuxScalability extends AllocBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(COUNT)
-    public long run(final AllocatorState s) {
+    public long run(final AllocatorState s, final AllocGauges memory) {
         final long[] blocks = this.blocks;
         for (int i = 0; i < COUNT; i++) {
             blocks[i] = s.alloc.allocate(SIZE);

@@ -8,7 +8,7 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Threadtest (thesis §6.2, Hoard suite): each thread allocates a batch of 8-byte blocks, then frees
  * them in the same order. The thesis uses batches of 100k; we use 10k per invocation. Score:
- * allocate+free pairs per microsecond.
+ * allocate+free pairs per microsecond; {@link AllocGauges} reports the committed memory.
  */
 @State(Scope.Thread)
 public class AllocThreadtest extends AllocBenchmark {
@@ -20,7 +20,7 @@ public class AllocThreadtest extends AllocBenchmark {
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
-    public long batch(final AllocatorState s) {
+    public long batch(final AllocatorState s, final AllocGauges memory) {
         final long[] blocks = this.blocks;
         for (int i = 0; i < BATCH; i++) {
             blocks[i] = s.alloc.allocate(SIZE);

@@ -27,6 +27,11 @@ public final class Allocators {
     private Allocators() {
     }
 
+    /** Whether {@code name} is one of Limbo's allocators ({@code limbo} or a {@code limbo-} variant). */
+    public static boolean isLimbo(final String name) {
+        return name.equals("limbo") || name.startsWith("limbo-");
+    }
+
     public static OffHeapAllocator create(final String name) {
         return switch (name) {
             case "limbo" -> LimboAllocator.create();
