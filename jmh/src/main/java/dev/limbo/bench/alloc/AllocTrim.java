@@ -50,7 +50,12 @@ public class AllocTrim extends AllocBenchmark {
 
         @Setup(Level.Iteration)
         public void reset(final BenchmarkParams params) {
-            afterTrimPercentOfPeak = Allocators.isLimbo(params.getParam("allocator")) ? 0 : Double.NaN;
+            start(params.getParam("allocator"));
+        }
+
+        /** Starts an iteration under {@code allocator}. */
+        void start(final String allocator) {
+            afterTrimPercentOfPeak = Allocators.isLimbo(allocator) ? 0 : Double.NaN;
         }
 
         @TearDown(Level.Iteration)

@@ -1,0 +1,31 @@
+package dev.limbo.bench.alloc;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One invocation of {@link AllocTrim}, without JMH. */
+class AllocTrimTest {
+
+    private static double afterTrimPercent(final String allocator) {
+        final AllocatorState s = new AllocatorState();
+        s.allocator = allocator;
+        s.create();
+        final AllocTrim.TrimGauge gauge = new AllocTrim.TrimGauge();
+        gauge.start(allocator);
+        new AllocTrim().freeAllAndTrim(s, gauge, new AllocGauges());
+        return gauge.afterTrimPercentOfPeak;
+    }
+
+    @Test
+    void limboKeepsAtMostATenthOfItsPeakCommittedAfterFreeingEverythingAndTrimming() {
+        final double percent = afterTrimPercent("limbo");
+        assertTrue(percent >= 0 && percent <= 10, "after trim: " + percent + " % of the peak");
+    }
+
+    @Test
+    void theBaselinesHaveNoTrimAndNoCounter() {
+        assertEquals(Double.NaN, afterTrimPercent("malloc"));
+    }
+}
