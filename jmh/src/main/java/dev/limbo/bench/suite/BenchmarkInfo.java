@@ -15,15 +15,30 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A JMH benchmark as the bench command sees it: its name and its declared {@code @Param} values.
+ * A JMH benchmark as the bench command sees it: its name, its declared {@code @Param} values and
+ * the threads of one of its groups.
  *
- * @param name   package.Class.method
- * @param params parameter name to the values its {@code @Param} declares, sorted by name
+ * @param name         package.Class.method, or package.Class.group for an asymmetric benchmark
+ * @param params       parameter name to the values its {@code @Param} declares, sorted by name
+ * @param groupThreads the threads of one group ({@code @Group} benchmarks); 1 for the others
  */
-public record BenchmarkInfo(String name, Map<String, List<String>> params) {
+public record BenchmarkInfo(String name, Map<String, List<String>> params, int groupThreads) {
 
     public BenchmarkInfo {
         params = java.util.Collections.unmodifiableMap(new TreeMap<>(params));
+        if (groupThreads < 1) {
+            throw new IllegalArgumentException("a group has at least one thread, was " + groupThreads);
+        }
+    }
+
+    /** A benchmark that is not a group. */
+    public BenchmarkInfo(final String name, final Map<String, List<String>> params) {
+        this(name, params, 1);
+    }
+
+    /** The threads JMH runs for {@code threads} requested: whole groups, so rounded up to a multiple of a group. */
+    public int threadsFor(final int threads) {
+        return (threads + groupThreads - 1) / groupThreads * groupThreads;
     }
 
     /** {@code Class.method}. */
@@ -55,7 +70,8 @@ public record BenchmarkInfo(String name, Map<String, List<String>> params) {
                     params.put(p.getKey(), Arrays.asList(p.getValue()));
                 }
             }
-            byName.putIfAbsent(e.getUsername(), new BenchmarkInfo(e.getUsername(), params));
+            byName.putIfAbsent(e.getUsername(), new BenchmarkInfo(e.getUsername(), params,
+                    Arrays.stream(e.getThreadGroups()).sum()));
         }
         return List.copyOf(byName.values());
     }

@@ -85,13 +85,18 @@ public final class Planner {
                 if (b.family() != family || !selected(r, b)) {
                     continue;
                 }
+                // A group benchmark runs whole groups: requests that round to the same count run once.
+                final Set<Integer> threads = new LinkedHashSet<>();
+                for (final int t : r.spec().threads()) {
+                    threads.add(b.threadsFor(t));
+                }
                 for (final Map<String, List<String>> overrides : overrides(r, b)) {
                     final Map<String, List<String>> params = new LinkedHashMap<>(b.params());
                     params.putAll(overrides);
                     if (params.values().stream().anyMatch(List::isEmpty)) {
                         continue; // e.g. --schemes jdk for a benchmark without the jdk baseline
                     }
-                    for (final int t : r.spec().threads()) {
+                    for (final int t : threads) {
                         runs.add(new PlannedRun(family, b, t, params, overrides, r.spec()));
                     }
                 }

@@ -105,6 +105,15 @@ class PlannerTest {
     }
 
     @Test
+    void aGroupBenchmarkRunsWholeGroupsEachThreadCountOnce() {
+        final BenchmarkInfo handOff = new BenchmarkInfo("dev.limbo.bench.alloc.AllocRemoteBatchFree.handOff",
+                Map.of("allocator", List.of("limbo-owner-return")), 2);
+        final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.full(2)), List.of(handOff));
+        assertEquals(List.of(2, 4), runs.stream().map(PlannedRun::threads).toList(), "1 and 2 threads are one group");
+        assertEquals(3, new BenchmarkInfo("x.y.Z.m", Map.of()).threadsFor(3));
+    }
+
+    @Test
     void filtersAndOverrides() {
         final Planner.Request r = new Planner.Request(SuiteSpec.quickSuite(), EnumSet.of(Family.STRUCTURES),
                 List.of("debra", "hp"), null, Pattern.compile("HashMap"), Map.of("scheme", List.of("hp")));
