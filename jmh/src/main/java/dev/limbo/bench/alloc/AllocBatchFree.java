@@ -18,7 +18,8 @@ import java.util.Random;
  * {@link LimboAllocator#freeBatch}, which sorts the batch and returns each superblock's run with one
  * CAS. Each invocation allocates {@value #BATCH} 64-byte blocks and frees them in a shuffled order.
  * Score: allocate+free pairs per microsecond; {@link AllocGauges} reports the committed memory.
- * Non-Limbo allocators always use the loop.
+ * Non-Limbo allocators always use the loop. One thread frees its own blocks here;
+ * {@link AllocRemoteBatchFree} has the pathology's shape, a reclaimer freeing other threads' blocks.
  */
 @State(Scope.Thread)
 public class AllocBatchFree extends AllocBenchmark {
