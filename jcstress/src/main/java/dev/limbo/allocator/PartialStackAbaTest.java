@@ -51,10 +51,21 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  * a sanity run. The control model has the same stall and a tagged head, showing that the tag, not
  * the timing, is what keeps the stack correct. ABA is an interleaving bug, not a reordering: any
  * hardware shows it, x86 included.
+ *
+ * <p>The second broken variant, {@link BrokenStaleCounterModel}, is LRMalloc's own scheme (a pop
+ * keeps the head's counter, a push increments it) with the push bug fixed there in 2019: the
+ * counter computed once, before the CAS retry loop, so a push that retries can install a counter
+ * older than the head's (lrmalloc digest §3.7). Showing it takes a push that loses its first CAS to
+ * the other actor, and a pop of that actor stalled across the push's retry and three more
+ * operations, so its actors differ ({@link CounterBase}); {@link CounterModel} is its control, with
+ * the counter recomputed in every try and the same stalls. A
+ * quick run on 2 x86 cores ({@code -m quick}) showed the ABA in 1,336,777 of 8.3 million states of
+ * the broken model (16 %, plus 3,973 other corruptions), and no corruption in 7.6 million of the
+ * control.
  */
 public final class PartialStackAbaTest {
 
-    /** Spins of the stalled pop in the models. */
+    /** Spins of a stall in the models (S in {@link CounterBase}). */
     static final int PAUSE_SPINS = 100;
 
     private PartialStackAbaTest() {
@@ -226,28 +237,58 @@ public final class PartialStackAbaTest {
     }
 
     /**
-     * A model of the descriptor stacks: the same push and pop over the {@code nextPartial} words of
-     * real descriptors, with the head in an {@link AtomicLong} (tag:32 | index:32 when tagged, the bare
-     * index otherwise). {@link #pop} can stall between reading the link and its CAS.
+     * A model of a descriptor stack: push and pop over the {@code nextPartial} words of real
+     * descriptors, with the head in an {@link AtomicLong}. {@link #pop} can stall between reading the
+     * link and its CAS.
      */
-    static final class ModelStack {
+    abstract static class ModelStack {
         final Descriptors ds;
-        final boolean tagged;
         final AtomicLong head = new AtomicLong();
 
-        ModelStack(final Descriptors ds, final boolean tagged) {
+        ModelStack(final Descriptors ds) {
             this.ds = ds;
-            this.tagged = tagged;
         }
 
-        private long link(final int index) {
+        final long link(final int index) {
             return ds.offset(index) + DescriptorLayout.NEXT_PARTIAL;
+        }
+
+        abstract void push(int index);
+
+        /** Pops, spinning {@code pauseSpins} times between reading the top's link and the CAS. */
+        abstract int pop(int pauseSpins);
+
+        /** The contents top first as letters (without popping), or -1 if the walk exceeds 6. */
+        final long rest(final ModelBase s) {
+            long rest = 0;
+            int n = 0;
+            for (int d = (int) head.get(); d != 0; d = (int) Words.lp(link(d))) {
+                if (++n > 6) {
+                    return -1;
+                }
+                rest = rest * 10 + s.letter(d);
+            }
+            return rest;
+        }
+    }
+
+    /**
+     * {@link Descriptors}' scheme: head tag:32 | index:32, every push and pop incrementing the tag,
+     * when tagged; the bare index otherwise.
+     */
+    static final class TagStack extends ModelStack {
+        final boolean tagged;
+
+        TagStack(final Descriptors ds, final boolean tagged) {
+            super(ds);
+            this.tagged = tagged;
         }
 
         private long next(final long h, final int index) {
             return tagged ? (((h >>> 32) + 1) << 32) | (index & 0xFFFF_FFFFL) : index & 0xFFFF_FFFFL;
         }
 
+        @Override
         void push(final int index) {
             for (;;) {
                 final long h = head.get();
@@ -258,6 +299,7 @@ public final class PartialStackAbaTest {
             }
         }
 
+        @Override
         int pop(final int pauseSpins) {
             for (;;) {
                 final long h = head.get();
@@ -274,23 +316,67 @@ public final class PartialStackAbaTest {
                 }
             }
         }
+    }
 
-        /** The contents top first as letters (without popping), or -1 if the walk exceeds 6. */
-        long rest(final ModelBase s) {
-            long rest = 0;
-            int n = 0;
-            for (int d = (int) head.get(); d != 0; d = (int) Words.lp(link(d))) {
-                if (++n > 6) {
-                    return -1;
-                }
-                rest = rest * 10 + s.letter(d);
+    /**
+     * LRMalloc's scheme (bec52c8, {@code DescriptorNode}): head counter:32 | index:32, where a push
+     * increments the counter and a pop keeps it (a popped descriptor returns to the top only by a
+     * push). With {@code staleCounter}, a push computes counter + 1 once, from the head it read before
+     * its retry loop: the bug fixed in 2019 (lrmalloc 7d8f361), after which a retry can install a
+     * counter older than the head's. Without it, each try computes the counter from the head it just
+     * read. {@link #push(int, int)} can stall between the first head read and the first CAS.
+     */
+    static final class CounterStack extends ModelStack {
+        private static final long INDEX = 0xFFFF_FFFFL;
+        final boolean staleCounter;
+
+        CounterStack(final Descriptors ds, final boolean staleCounter) {
+            super(ds);
+            this.staleCounter = staleCounter;
+        }
+
+        @Override
+        void push(final int index) {
+            push(index, 0);
+        }
+
+        void push(final int index, final int pauseSpins) {
+            long h = head.get();
+            final long once = ((h >>> 32) + 1) << 32;
+            for (int i = 0; i < pauseSpins; i++) {
+                Thread.onSpinWait(); // the stall of a preempted pusher
             }
-            return rest;
+            for (;;) {
+                final long counter = staleCounter ? once : ((h >>> 32) + 1) << 32;
+                Words.sp(link(index), (int) h);
+                if (head.compareAndSet(h, counter | (index & INDEX))) {
+                    return;
+                }
+                h = head.get();
+            }
+        }
+
+        @Override
+        int pop(final int pauseSpins) {
+            for (;;) {
+                final long h = head.get();
+                final int index = (int) h;
+                if (index == 0) {
+                    return 0;
+                }
+                final int after = (int) Words.lp(link(index));
+                for (int i = 0; i < pauseSpins; i++) {
+                    Thread.onSpinWait(); // the stall of a preempted popper
+                }
+                if (head.compareAndSet(h, (h & ~INDEX) | (after & INDEX))) {
+                    return index;
+                }
+            }
         }
     }
 
 
-    /** A state of the model tests: three descriptors of {@code ds}, stacked a, b, c. */
+    /** A state of the model tests: three descriptors of the stack's {@code ds}, stacked a, b, c. */
     abstract static class ModelBase {
         final Descriptors ds;
         final ModelStack stack;
@@ -298,9 +384,9 @@ public final class PartialStackAbaTest {
         final int b;
         final int c;
 
-        ModelBase(final Descriptors ds, final boolean tagged) {
-            this.ds = ds;
-            this.stack = new ModelStack(ds, tagged);
+        ModelBase(final ModelStack stack) {
+            this.ds = stack.ds;
+            this.stack = stack;
             this.a = ds.allocate();
             this.b = ds.allocate();
             this.c = ds.allocate();
@@ -329,12 +415,18 @@ public final class PartialStackAbaTest {
         }
 
         final void arbiter(final IIII_Result r) {
-            final long rest = stack.rest(this);
+            final long rest = finish();
             r.r3 = (int) rest;
             r.r4 = StackAbaOracle.verdict2(r.r1, r.r2, rest);
+        }
+
+        /** The stack's contents as {@link ModelStack#rest}; gives the descriptors back. */
+        final long finish() {
+            final long rest = stack.rest(this);
             ds.retire(a);
             ds.retire(b);
             ds.retire(c);
+            return rest;
         }
     }
 
@@ -361,7 +453,7 @@ public final class PartialStackAbaTest {
         static final Descriptors DS = new Descriptors();
 
         public BrokenUntaggedModel() {
-            super(DS, false);
+            super(new TagStack(DS, false));
         }
 
         @Actor
@@ -396,7 +488,7 @@ public final class PartialStackAbaTest {
         static final Descriptors DS = new Descriptors();
 
         public TaggedModel() {
-            super(DS, true);
+            super(new TagStack(DS, true));
         }
 
         @Actor
@@ -412,6 +504,148 @@ public final class PartialStackAbaTest {
         @Arbiter
         public void check(final IIII_Result r) {
             arbiter(r);
+        }
+    }
+
+    /**
+     * A state of the counter-model tests (S: {@value #PAUSE_SPINS} {@code onSpinWait}s): actor 1 pops
+     * x and pushes it back, stalling for S after the push's first head read, then pops p, q and r and
+     * pushes q back; actor 2 starts S/2 late, pops y and z, pushes z and y back, then pops w, stalling
+     * for S between reading the link and its CAS. The stalls stand in for preemptions and make the
+     * interleaving below likely; actor 1 idles S/2 at the end so that both actors spend as long on a
+     * state and stay in step (jcstress runs each actor over many states in a row). The control has
+     * the same stalls. Result: (10 * p + r, w, the rest, verdict), with verdict 0 when a, b and c are
+     * each held once or on the stack once, and 2 otherwise.
+     *
+     * <p>With a stale counter: 1 pops a (head counter 3) and reads head (3, b) for its push, computing
+     * counter 4, and stalls; 2 pops b and c and pushes c (4) and b (5), reads (5, b) with link c and
+     * stalls; 1's first CAS fails, its retry installs (4, a) over (5, b), its pops take a, b and c
+     * without changing the counter, and its push of b computes 5: the head is (5, b) again, with b's
+     * link now 0, and 2's stale CAS succeeds and installs c, which 1 holds. Result (13, 2, 3, 2). With
+     * the counter recomputed, 1's retry installs (6, a), the head goes to (7, b), and 2's CAS fails.
+     */
+    abstract static class CounterBase extends ModelBase {
+        final CounterStack counters;
+
+        CounterBase(final Descriptors ds, final boolean staleCounter) {
+            this(new CounterStack(ds, staleCounter));
+        }
+
+        private CounterBase(final CounterStack counters) {
+            super(counters);
+            this.counters = counters;
+        }
+
+        /** Actor 1: pop x, push x (stalled after its first head read); pop p, q, r; push q. */
+        final void slowPusher(final IIII_Result r) {
+            final int x = counters.pop(0);
+            if (x != 0) {
+                counters.push(x, PAUSE_SPINS);
+            }
+            final int p = counters.pop(0);
+            final int q = counters.pop(0);
+            final int last = counters.pop(0);
+            if (q != 0) {
+                counters.push(q);
+            }
+            r.r1 = 10 * letter(p) + letter(last);
+            spin(PAUSE_SPINS / 2); // as long on a state as actor 2
+        }
+
+        /** Actor 2: (late) pop y, pop z, push z, push y; pop w, stalled between its link read and its CAS. */
+        final void stalledPopper(final IIII_Result r) {
+            spin(PAUSE_SPINS / 2); // a late start: actor 1's push reads the head first
+            final int y = counters.pop(0);
+            final int z = counters.pop(0);
+            if (z != 0) {
+                counters.push(z);
+            }
+            if (y != 0) {
+                counters.push(y);
+            }
+            r.r2 = letter(counters.pop(PAUSE_SPINS));
+        }
+
+        private static void spin(final int spins) {
+            for (int i = 0; i < spins; i++) {
+                Thread.onSpinWait();
+            }
+        }
+
+        final void check(final IIII_Result r) {
+            final long rest = finish();
+            r.r3 = (int) rest;
+            r.r4 = StackAbaOracle.eachOnce(rest, r.r1 / 10, r.r1 % 10, r.r2) ? 0 : 2;
+        }
+    }
+
+    /**
+     * BROKEN on purpose: LRMalloc's push before the 2019 fix, which computes the counter once,
+     * outside its retry loop. A push whose first CAS fails installs a counter older than the head's,
+     * so a later head can repeat an earlier (counter, index) pair, and a stalled pop's CAS succeeds on
+     * a stack that has changed under it (see {@link CounterBase}).
+     */
+    @JCStressTest
+    @Description("BROKEN: LRMalloc counter stack, push computes the counter once: a stalled pop's CAS succeeds after ABA")
+    @Outcome(id = ".*, 0", expect = ACCEPTABLE, desc = "a, b and c each held once or on the stack once")
+    @Outcome(id = "13, 2, 3, 2", expect = ACCEPTABLE_INTERESTING,
+            desc = "ABA: 1's push retried with a stale counter, the head came back to (5, b) with b's link changed, "
+                    + "and 2's stalled CAS installed c, which 1 holds: c is held and on the stack")
+    @Outcome(id = ".*, 2", expect = ACCEPTABLE_INTERESTING, desc = "another corruption caused by the stale counter")
+    @Outcome(expect = FORBIDDEN, desc = "not expected even from the broken model")
+    @State
+    public static class BrokenStaleCounterModel extends CounterBase {
+        static final Descriptors DS = new Descriptors();
+
+        public BrokenStaleCounterModel() {
+            super(DS, true);
+        }
+
+        @Actor
+        public void slowPusher1(final IIII_Result r) {
+            slowPusher(r);
+        }
+
+        @Actor
+        public void stalledPopper2(final IIII_Result r) {
+            stalledPopper(r);
+        }
+
+        @Arbiter
+        public void verdict(final IIII_Result r) {
+            check(r);
+        }
+    }
+
+    /**
+     * Control for the stale-counter model: the same actors and stalls, with LRMalloc's fixed push,
+     * which recomputes the counter from the head it read in the same try. Nothing is corrupted.
+     */
+    @JCStressTest
+    @Description("LRMalloc counter stack, counter recomputed in every try: nothing held twice or lost")
+    @Outcome(id = ".*, 0", expect = ACCEPTABLE, desc = "a, b and c each held once or on the stack once")
+    @Outcome(expect = FORBIDDEN, desc = "a descriptor held twice or lost (ABA: 13, 2, 3, 2), a cycle, or a stranger")
+    @State
+    public static class CounterModel extends CounterBase {
+        static final Descriptors DS = new Descriptors();
+
+        public CounterModel() {
+            super(DS, false);
+        }
+
+        @Actor
+        public void slowPusher1(final IIII_Result r) {
+            slowPusher(r);
+        }
+
+        @Actor
+        public void stalledPopper2(final IIII_Result r) {
+            stalledPopper(r);
+        }
+
+        @Arbiter
+        public void verdict(final IIII_Result r) {
+            check(r);
         }
     }
 }

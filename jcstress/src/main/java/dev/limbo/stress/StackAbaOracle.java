@@ -71,17 +71,26 @@ public final class StackAbaOracle {
         if (rest >= 0 && linearizable.contains(key(r1, r2, r3, rest))) {
             return 0;
         }
+        return eachOnce(rest, r1, r2 % 10, r3) ? 1 : 2; // y is held by actor 2; x went back on the stack
+    }
+
+    /**
+     * Whether a, b and c (1, 2, 3) are each held by one actor or on the stack, exactly once: {@code
+     * held} are the letters the actors hold (0 for an empty pop), {@code rest} the stack top first as
+     * digits (negative for a cycle). False for a duplicate, a loss, a cycle or a stranger (9).
+     */
+    public static boolean eachOnce(final long rest, final int... held) {
         if (rest < 0) {
-            return 2;
+            return false;
         }
         final int[] seen = new int[10];
-        seen[r1]++;
-        seen[r2 % 10]++; // y is held by actor 2; x went back on the stack
-        seen[r3]++;
+        for (final int h : held) {
+            seen[h]++;
+        }
         for (long v = rest; v != 0; v /= 10) {
             seen[(int) (v % 10)]++;
         }
-        return seen[1] == 1 && seen[2] == 1 && seen[3] == 1 && seen[9] == 0 ? 1 : 2;
+        return seen[1] == 1 && seen[2] == 1 && seen[3] == 1 && seen[9] == 0;
     }
 
     private StackAbaOracle() {
