@@ -586,7 +586,8 @@ public final class PartialStackAbaTest {
      * a stack that has changed under it (see {@link CounterBase}).
      */
     @JCStressTest
-    @Description("BROKEN: LRMalloc counter stack, push computes the counter once: a stalled pop's CAS succeeds after ABA")
+    @Description("BROKEN (x86 can show it: an interleaving, not a reordering): LRMalloc counter stack, push computes "
+            + "the counter once: a stalled pop's CAS succeeds after ABA")
     @Outcome(id = ".*, 0", expect = ACCEPTABLE, desc = "a, b and c each held once or on the stack once")
     @Outcome(id = "13, 2, 3, 2", expect = ACCEPTABLE_INTERESTING,
             desc = "ABA: 1's push retried with a stale counter, the head came back to (5, b) with b's link changed, "
