@@ -82,18 +82,7 @@ class SchemeSuiteTest {
                 if (t < writers) {
                     try {
                         for (int k = 0; k < replacements; k++) {
-                            try (Guard g = d.pin()) {
-                                final long node = g.allocate();
-                                writeNode(node, seq(t, k));
-                                final long cell = cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES;
-                                long old;
-                                do {
-                                    old = Words.la(cell);
-                                } while (!Words.cas(cell, old, node));
-                                if (old != 0) {
-                                    g.retire(old);
-                                }
-                            }
+                            replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
                         }
                     } finally {
                         writersLeft.decrementAndGet();
