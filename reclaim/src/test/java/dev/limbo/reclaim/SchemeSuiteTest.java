@@ -8,6 +8,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
 import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
+import dev.limbo.reclaim.ReclaimTestSupport.Progress;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.settle;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
@@ -73,24 +74,18 @@ class SchemeSuiteTest {
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final int writers = 2;
         final int readers = 2;
-        final int replacements = 25_000;
-        final AtomicInteger writersLeft = new AtomicInteger(writers);
-        final AtomicLong nodesRead = new AtomicLong();
+        // the readers' progress, not a writer loop count, ends the test (see Progress)
+        final Progress progress = new Progress(120, "replacements", 50_000, "nodes read", 2_000);
         boolean closed = false;
         try {
             runThreads(writers + readers, t -> {
                 if (t < writers) {
-                    try {
-                        for (int k = 0; k < replacements; k++) {
-                            replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
-                        }
-                    } finally {
-                        writersLeft.decrementAndGet();
+                    for (int k = 0; !progress.done(); k++) {
+                        replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
+                        progress.add(0, 1);
                     }
                 } else {
-                    long read = 0;
-                    int k = t;
-                    while (writersLeft.get() > 0) {
+                    for (int k = t; !progress.done(); k++) {
                         try (Guard g = d.pin()) {
                             final long p0 = g.protect(0, cells + (long) (k % CELLS) * Long.BYTES);
                             final long p1 = g.protect(1, cells + (long) ((k * 5 + 1) % CELLS) * Long.BYTES);
@@ -107,24 +102,22 @@ class SchemeSuiteTest {
                                     Thread.onSpinWait();
                                 }
                             }
-                            read += (p0 != 0 ? 1 : 0) + (p1 != 0 ? 1 : 0);
+                            progress.add(1, (p0 != 0 ? 1 : 0) + (p1 != 0 ? 1 : 0));
                         }
-                        k++;
                     }
-                    nodesRead.addAndGet(read);
                 }
             });
-            assertTrue(nodesRead.get() > 100, "readers protected too few nodes to test anything: " + nodesRead);
+            final long replaced = progress.count(0);
             final ReclaimStats during = d.stats();
             if (!leaks(scheme)) {
                 assertTrue(during.freed() > 0, () -> "nothing was freed while the readers ran: " + during);
             }
             final long drained = drainCells(d, cells);
             d.flush();
-            assertAllFreed(scheme, d.stats(), (long) writers * replacements);
+            assertAllFreed(scheme, d.stats(), replaced);
             assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
             closed = true;
-            assertEquals(baseline + leakedBytes(scheme, (long) writers * replacements), closeAndMeasure(d, a, cells));
+            assertEquals(baseline + leakedBytes(scheme, replaced), closeAndMeasure(d, a, cells));
         } finally {
             if (!closed) {
                 d.close();
@@ -235,31 +228,21 @@ class SchemeSuiteTest {
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final int writers = 2;
         final int readers = 2;
-        final int replacements = 10_000;
-        final CountDownLatch readersStarted = new CountDownLatch(readers);
-        final AtomicInteger writersLeft = new AtomicInteger(writers);
-        final AtomicLong nodesChecked = new AtomicLong();
+        // the readers' progress, not a writer loop count, ends the test (see Progress)
+        final Progress progress = new Progress(120, "replacements", 20_000, "nodes checked", 2_000);
         boolean closed = false;
         try {
             runThreads(writers + readers, t -> {
                 if (t < writers) {
-                    try {
-                        await(readersStarted); // else fast writers (none) may finish before a reader runs
-                        for (int k = 0; k < replacements; k++) {
-                            replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
-                            if (k % 64 == 63) {
-                                d.flush();
-                            }
+                    for (int k = 0; !progress.done(); k++) {
+                        replaceAndRetire(d, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, seq(t, k));
+                        progress.add(0, 1);
+                        if (k % 64 == 63) {
+                            d.flush();
                         }
-                    } catch (final InterruptedException e) {
-                        throw new AssertionError(e);
-                    } finally {
-                        writersLeft.decrementAndGet();
                     }
                 } else {
-                    readersStarted.countDown();
-                    long checked = 0;
-                    for (int k = t; writersLeft.get() > 0; k++) {
+                    for (int k = t; !progress.done(); k++) {
                         try (Guard g = d.pin()) {
                             final long cell = cells + (long) (k % CELLS) * Long.BYTES;
                             final long seen = Words.la(cell);
@@ -271,17 +254,16 @@ class SchemeSuiteTest {
                                         Thread.onSpinWait();
                                     }
                                 }
-                                checked++;
+                                progress.add(1, 1);
                             }
                         }
                     }
-                    nodesChecked.addAndGet(checked);
                 }
             });
-            assertTrue(nodesChecked.get() > 100, "readers protected too few nodes to test anything: " + nodesChecked);
             final long drained = drainCells(d, cells);
             d.flush();
-            assertAllFreed(scheme, d.stats(), (long) writers * replacements - CELLS + drained);
+            assertAllFreed(scheme, d.stats(), progress.count(0));
+            assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
             closed = true;
             assertEquals(baseline + leakedBytes(scheme, d.stats().retired()), closeAndMeasure(d, a, cells));
         } finally {
