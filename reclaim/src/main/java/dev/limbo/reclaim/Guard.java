@@ -45,12 +45,15 @@ public abstract class Guard implements AutoCloseable {
     /** The number of {@link #locals()} words. */
     public static final int LOCALS = 8;
 
+    /** {@link #nesting}: the close handshake's accesses (C1), (C6) and (C7) (see ReclaimDomain#pin). */
+    static final VarHandle NESTING;
     private static final VarHandle RETIRED;
     private static final VarHandle FREED;
 
     static {
         try {
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            NESTING = lookup.findVarHandle(Guard.class, "nesting", int.class).withInvokeExactBehavior();
             RETIRED = lookup.findVarHandle(Guard.class, "retired", long.class).withInvokeExactBehavior();
             FREED = lookup.findVarHandle(Guard.class, "freed", long.class).withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
@@ -71,6 +74,7 @@ public abstract class Guard implements AutoCloseable {
     final BlockBag freeable;
     final long[] scratch = new long[BlockLayout.CAPACITY];
     private final long[] locals = new long[LOCALS];
+    /** The section depth; written by the owner only, read by a closing thread through {@link #NESTING}. */
     int nesting;
     /** Amortized free: records freed per outermost pin (adapts when the domain says so). */
     int freesPerPin;
@@ -111,9 +115,12 @@ public abstract class Guard implements AutoCloseable {
      */
     public abstract void retire(long ptr);
 
-    /** A record of the domain's {@linkplain ReclaimDomain#recordBytes() size}, from the pool. */
+    /**
+     * A record of the domain's {@linkplain ReclaimDomain#recordBytes() size}, from the pool; only
+     * inside the section.
+     */
     public final long allocate() {
-        checkOwner();
+        checkPinned();
         return domain.pool.allocate(pool);
     }
 
@@ -130,11 +137,18 @@ public abstract class Guard implements AutoCloseable {
     @Override
     public final void close() {
         checkOwner();
-        if (nesting <= 0) {
+        final int depth = nesting;
+        if (depth <= 0) {
             throw new IllegalStateException("guard closed more often than pinned");
         }
-        if (--nesting == 0) {
+        if (depth > 1) {
+            nesting = depth - 1;
+            return;
+        }
+        try {
             exit();
+        } finally {
+            NESTING.setRelease(this, 0); // (C7): the section's accesses happen-before a closer's (C6)
         }
     }
 

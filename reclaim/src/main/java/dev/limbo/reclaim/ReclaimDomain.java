@@ -14,7 +14,10 @@ import dev.limbo.reclaim.internal.RecordPool;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +25,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A reclamation domain: the memory-safety context of one data structure, or of several that share
@@ -88,7 +92,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
     final RecordPool pool;
     final PerThreadSlots slotTable;
     private final long slotMemory;
-    private final ThreadLocal<Guard> local = new ThreadLocal<>();
+    /**
+     * Each thread's guard, by participant id: a pin finds its guard here, never through a
+     * {@link ThreadLocal} of its own, so that no live thread keeps a closed domain reachable.
+     */
     final AtomicReferenceArray<Guard> guards = new AtomicReferenceArray<>(Participants.CAPACITY);
     /** Retired nodes of departed threads: an epoch stamp (or 0) and a bag. */
     final ConcurrentLinkedQueue<Orphan> orphans = new ConcurrentLinkedQueue<>();
@@ -98,6 +105,12 @@ public abstract class ReclaimDomain implements AutoCloseable {
     private final ConcurrentHashMap<Long, Boolean> debugRetired;
     private final AutoCloseable releaseHook;
     private final AutoCloseable closeCheck;
+    /** The allocator the builder created for this domain alone, closed with it; null if the user gave one. */
+    private final LimboAllocator privateAllocator;
+    private final long closeTimeoutNanos;
+    /** Serializes close() calls; {@code this} stays free for the release hook while close() waits. */
+    private final Object closeLock = new Object();
+    /** (C3)/(C4): set when close() begins; pins check it after raising their nesting (C1). */
     private volatile boolean closed;
 
     /** Retired records of a departed thread, safe once the domain passes {@code stamp}. */
@@ -125,6 +138,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
         this.releaseHook = Participants.onRelease(this::departed);
         this.closeCheck = Participants.onClose(this::checkNotPinned);
+        this.privateAllocator = b.privateAllocator;
+        this.closeTimeoutNanos = b.closeTimeoutNanos;
     }
 
     /** A builder for a domain of {@code scheme}. */
@@ -143,23 +158,70 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * Enters a section (re-entrant) and returns the calling thread's guard; close it with
      * try-with-resources. Allocation-free after the thread's first call.
      *
-     * @throws IllegalStateException if the domain is closed
+     * <p>A pin that fails (the domain is closed, or the scheme's entry throws, for example an
+     * {@code OffHeapOutOfMemoryError} from the frees it does on the way in) leaves the thread as it
+     * was: not pinned, not announced, no slot held.
+     *
+     * @throws IllegalStateException if the domain is closed or closing
      */
     public final Guard pin() {
-        Guard g = local.get();
-        if (g == null || g.released) {
-            g = register();
+        final int id = Participants.current();
+        Guard g = guards.get(id);
+        if (g == null) {
+            g = register(id);
         }
-        if (g.nesting++ == 0) {
-            if (closed) {
-                g.nesting = 0;
-                throw closedException();
-            }
-            g.enter();
+        final int depth = g.nesting;
+        if (depth == 0) {
+            enterOutermost(g);
         } else {
             g.checkOwner();
+            if (closed) {
+                throw closedException();
+            }
+            g.nesting = depth + 1;
         }
         return g;
+    }
+
+    /**
+     * The outermost pin: the close handshake, then the scheme's entry.
+     *
+     * <pre>{@code
+     * Close handshake (the store-buffering pair of a pin and close()):
+     *  (C1) opaque store nesting = 1; (C2) StoreLoad: a full fence where the kernel lacks
+     *       membarrier, else program order only (VarHandle.acquireFence, which HotSpot's compilers
+     *       do not move memory accesses across; the same reliance as EpochDomain's (3)), paired
+     *       with close()'s heavy barrier (C5); (C3) volatile load of closed.
+     *  close(): (C4) volatile store closed = true; (C5) membarrier (or nothing: (C4) is a full
+     *       fence); (C6) acquire loads of every guard's nesting until all are 0.
+     *  Either the closer's (C6) sees nesting = 1 and waits, or the pin's (C3) sees closed and the
+     *  pin backs out: both cannot miss. The guard's outermost close ends with (C7), a release store
+     *  of nesting = 0 after its scheme exit, so every access of the section happens-before a
+     *  closer that reads 0 and frees the domain's memory.
+     * }</pre>
+     */
+    private void enterOutermost(final Guard g) {
+        Guard.NESTING.setOpaque(g, 1); // (C1)
+        if (Native.MEMBARRIER) {
+            VarHandle.acquireFence(); // (C2): a compiler barrier; (C5) does the rest
+        } else {
+            VarHandle.fullFence(); // (C2)
+        }
+        if (closed) { // (C3)
+            Guard.NESTING.setRelease(g, 0); // (C7)
+            throw closedException();
+        }
+        try {
+            g.enter();
+        } catch (final Throwable t) {
+            try {
+                g.exit(); // undo a partial entry: quiescent announcement, no hazard published
+            } catch (final Throwable undo) {
+                t.addSuppressed(undo);
+            }
+            Guard.NESTING.setRelease(g, 0); // (C7)
+            throw t;
+        }
     }
 
     /**
@@ -175,9 +237,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
         if (closed) {
             throw closedException();
         }
-        Guard g = local.get();
-        if (g == null || g.released) {
-            g = register();
+        final int id = Participants.current();
+        Guard g = guards.get(id);
+        if (g == null) {
+            g = register(id);
         }
         if (g.nesting != 0) {
             throw new IllegalStateException("flush() inside a pinned section: close the guard first");
@@ -261,21 +324,81 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /**
      * Frees every record the domain holds: retired nodes of all threads (except with {@code none},
-     * which never tracks them), pooled records, blocks and tables. Call it only when no thread uses
-     * the domain any more. Idempotent.
+     * which never tracks them), pooled records, blocks and tables, and the allocator if the builder
+     * created it. From the moment it begins, every {@link #pin()} (nested or not) throws
+     * {@link IllegalStateException}; it then waits, up to the builder's
+     * {@linkplain Builder#closeTimeout close timeout}, for the sections in flight on other threads to
+     * end. If they do not, it refuses: the domain stays open and usable. Every cleanup step runs
+     * even when one fails; the failures are reported together. Idempotent.
+     *
+     * @throws IllegalStateException if the calling thread is pinned in this domain, if other
+     *                               threads stayed pinned past the timeout (the domain stays open), or
+     *                               if a cleanup step failed (the domain is closed; the first failure
+     *                               is the cause, the others are suppressed)
      */
     @Override
-    public final synchronized void close() {
-        if (closed) {
-            return;
+    public final void close() {
+        synchronized (closeLock) {
+            if (closed) {
+                return;
+            }
+            final Guard mine = guards.get(Participants.current());
+            if (mine != null && mine.nesting != 0) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "close() inside a pinned section of reclamation domain %s (depth %d): close the guard first",
+                        this, mine.nesting));
+            }
+            closed = true; // (C4)
+            try {
+                if (Native.MEMBARRIER) {
+                    Native.membarrier(); // (C5)
+                }
+                awaitUnpinned();
+            } catch (final RuntimeException refused) {
+                closed = false;
+                throw refused;
+            }
+            synchronized (this) {
+                teardown();
+            }
         }
-        closed = true;
-        try {
-            releaseHook.close();
-            closeCheck.close();
-        } catch (final Exception e) {
-            throw new IllegalStateException(e);
+    }
+
+    /** (C6): waits until no live thread is pinned, or throws after the close timeout. */
+    private void awaitUnpinned() {
+        final long start = System.nanoTime();
+        for (long pause = 1_000; ; pause = Math.min(2 * pause, 1_000_000)) {
+            final String pinned = pinnedThreads();
+            if (pinned.isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() - start > closeTimeoutNanos) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "close() refused: %s still pinned in reclamation domain %s after %d ms "
+                                + "(builder.closeTimeout); the domain stays open",
+                        pinned, this, TimeUnit.NANOSECONDS.toMillis(closeTimeoutNanos)));
+            }
+            LockSupport.parkNanos(pause);
         }
+    }
+
+    /** The live threads pinned now ((C6)), named; a thread that died pinned never unpins and is skipped. */
+    private String pinnedThreads() {
+        final StringBuilder names = new StringBuilder();
+        for (int i = 0; i < guards.length(); i++) {
+            final Guard g = guards.get(i);
+            if (g != null && (int) Guard.NESTING.getAcquire(g) != 0 && g.owner.isAlive()) { // (C6)
+                names.append(names.isEmpty() ? "thread '" : ", '").append(g.owner.getName()).append('\'');
+            }
+        }
+        return names.toString();
+    }
+
+    /** Frees what the domain holds; every step runs, and the failures are thrown together. */
+    private void teardown() {
+        final List<Throwable> failures = new ArrayList<>();
+        step(failures, releaseHook::close);
+        step(failures, closeCheck::close);
         // Everything goes through one fresh bag: no guard needs to be left (threads may all have departed).
         final BlockSource blocks = new BlockSource(allocator);
         final BlockBag bag = new BlockBag(blocks);
@@ -283,20 +406,45 @@ public abstract class ReclaimDomain implements AutoCloseable {
             final Guard g = guards.getAndSet(i, null);
             if (g != null) {
                 g.released = true;
-                drainRetired(g, bag);
-                g.freeable.moveAllTo(bag);
-                g.freeable.releaseBlocks();
-                g.pool.moveAllTo(bag);
-                g.pool.releaseBlocks();
-                g.blocks.close();
+                step(failures, () -> {
+                    drainRetired(g, bag);
+                    g.freeable.moveAllTo(bag);
+                    g.freeable.releaseBlocks();
+                    g.pool.moveAllTo(bag);
+                    g.pool.releaseBlocks();
+                    g.blocks.close();
+                });
             }
         }
         for (Orphan o; (o = orphans.poll()) != null; ) {
-            o.bag().moveAllTo(bag);
+            final Orphan orphan = o;
+            step(failures, () -> orphan.bag().moveAllTo(bag));
         }
-        pool.drain(bag, blocks, new long[BlockLayout.CAPACITY]);
-        blocks.close();
-        allocator.free(slotMemory);
+        step(failures, () -> pool.drain(bag, blocks, new long[BlockLayout.CAPACITY]));
+        step(failures, blocks::close);
+        step(failures, () -> allocator.free(slotMemory));
+        if (!failures.isEmpty()) {
+            final IllegalStateException e = new IllegalStateException(String.format(Locale.ROOT,
+                    "reclamation domain %s closed, but %d cleanup step(s) failed; the first: %s",
+                    this, failures.size(), failures.get(0)), failures.get(0));
+            for (int i = 1; i < failures.size(); i++) {
+                e.addSuppressed(failures.get(i));
+            }
+            throw e;
+        }
+    }
+
+    /** A cleanup step of {@link #teardown()}. */
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void step(final List<Throwable> failures, final Step step) {
+        try {
+            step.run();
+        } catch (final Exception | Error e) {
+            failures.add(e);
+        }
     }
 
     @Override
@@ -376,14 +524,12 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     // ---------------------------------------------------------------- threads
 
-    private Guard register() {
+    private Guard register(final int id) {
         if (closed) {
             throw closedException();
         }
-        final int id = Participants.current();
         final Guard g = newGuard(id);
         guards.set(id, g);
-        local.set(g);
         return g;
     }
 
@@ -462,6 +608,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
         private boolean asymmetricFence =
                 Boolean.parseBoolean(System.getProperty(ASYMMETRIC_FENCE_PROPERTY, "true"));
         private long heavyBarrierIntervalNanos = TimeUnit.MILLISECONDS.toNanos(1);
+        private long closeTimeoutNanos = TimeUnit.SECONDS.toNanos(10);
+        /** Set by build() when it creates the allocator itself. */
+        private LimboAllocator privateAllocator;
 
         Builder(final Scheme scheme) {
             this.scheme = Objects.requireNonNull(scheme, "scheme");
@@ -583,14 +732,32 @@ public abstract class ReclaimDomain implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long {@link ReclaimDomain#close()} waits for other threads' sections to end before it
+         * refuses (default 10 s).
+         */
+        public Builder closeTimeout(final Duration timeout) {
+            if (timeout.isNegative()) {
+                throw new IllegalArgumentException("close timeout must not be negative, was " + timeout);
+            }
+            this.closeTimeoutNanos = timeout.toNanos();
+            return this;
+        }
+
         public ReclaimDomain build() {
             if (recordBytes == 0) {
                 throw new IllegalStateException("recordBytes(...) is required: the size of the structure's nodes");
             }
-            if (allocator == null) {
-                allocator = LimboAllocator.create();
+            if (allocator != null) {
+                privateAllocator = null;
+                return scheme.create(this);
             }
-            return scheme.create(this);
+            allocator = privateAllocator = LimboAllocator.create();
+            try {
+                return scheme.create(this);
+            } finally {
+                allocator = null; // a second build() gets an allocator of its own
+            }
         }
     }
 }
