@@ -114,7 +114,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * Thread exit: a departed thread's bags become one orphan stamped with the global epoch E_h read
  * after its last retire; it is freed when E >= E_h + 2 (the two advances after E_h validate every
- * thread after the thread's last unlink).
+ * thread after the thread's last unlink), by the advancing thread or by a later departure. Each
+ * departure counts as a scan: the release hook tries one advance on the departed thread's behalf
+ * (rationed like a pin's in asymmetric mode) and frees every orphan that is safe by then, so that
+ * threads too short-lived to reach a scan step of their own still move the epoch.
  * }</pre>
  */
 abstract class EpochDomain extends ReclaimDomain {
@@ -278,8 +281,14 @@ abstract class EpochDomain extends ReclaimDomain {
             bag.moveAllTo(all);
             bag.releaseBlocks();
         }
+        final long e = globalEpoch(); // (1)
         if (!all.isEmpty()) {
-            orphans.offer(new Orphan(globalEpoch(), all)); // (1)
+            orphans.offer(new Orphan(e, all));
+        }
+        // A departure is a scan too: threads too short-lived to reach a scan step of their own
+        // (thread churn) must still move the epoch, or nothing they retired is ever freed.
+        if (!(scansTrusted(e) && everyoneAt(e) && advance(g, e))) { // (9) or (8), (10); (4); (5)
+            reclaimOrphans(g, e - 2);
         }
     }
 

@@ -62,7 +62,10 @@ import java.util.Arrays;
  * (garbageBound(n) = H + R per thread).
  * ABA: a record stays allocated while a hazard names it, so a validated pointer cannot be a reused
  * record; protectIfEqual compares the full word, marks included.
- * Thread exit: a departed thread's list becomes an orphan adopted by the next scan of any thread.
+ * Thread exit: the release hook clears the departed thread's slots and scans once on its behalf,
+ * adopting every orphan; what a hazard still names becomes an orphan, adopted by the next scan of
+ * any thread or departure. So orphans hold at most H records after each departure, however many
+ * threads come and go without ever reaching R retires (thread churn).
  * }</pre>
  */
 final class HazardPointers extends ReclaimDomain {
@@ -81,9 +84,11 @@ final class HazardPointers extends ReclaimDomain {
         ((HpGuard) g).scan();
     }
 
+    /** Scans once for the departed thread (adopting every orphan): only protected records stay orphaned. */
     @Override
     void abandon(final Guard guard) {
         final HpGuard g = (HpGuard) guard;
+        g.scan();
         if (!g.retiredList.isEmpty()) {
             orphans.offer(new Orphan(0, takeAll(g, g.retiredList)));
         }

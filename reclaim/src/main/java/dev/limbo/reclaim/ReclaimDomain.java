@@ -462,8 +462,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
     abstract void flush(Guard g);
 
     /**
-     * A departed thread's guard: hand its retired records to {@link #orphans} (stamped as the
-     * scheme needs) and clear its announcement. Runs while no thread uses the guard.
+     * A departed thread's guard: free what is safe now, hand the rest of its retired records to
+     * {@link #orphans} (stamped as the scheme needs) and clear its announcement. Runs while no
+     * thread uses the guard, after its hazard slots were cleared. Each departure also frees the
+     * orphans that became safe, so that orphans stay bounded when no live thread scans (thread
+     * churn: every thread retires less than a scan's threshold and dies).
      */
     abstract void abandon(Guard g);
 
@@ -550,21 +553,18 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** Participants release hook: the thread holding {@code id} died or closed its id. */
     private synchronized void departed(final int id) {
-        if (closed) {
-            return;
-        }
         final Guard g = guards.getAndSet(id, null);
         if (g == null) {
-            return;
+            return; // it never pinned here, or close() tore the domain down
         }
         g.released = true;
-        abandon(g);
         for (int s = 0; s < slots; s++) {
-            Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES);
+            Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES); // its hazards protect nothing now
         }
-        if (!g.freeable.isEmpty()) {
-            orphans.offer(new Orphan(Long.MIN_VALUE, takeAll(g, g.freeable)));
-        }
+        abandon(g);
+        // Amortized free's backlog is safe already: free it here rather than hand it to one adopter,
+        // which would free it a record per pin and, under thread churn, soon depart too.
+        g.freeAllFreeable();
         g.freeable.releaseBlocks();
         pool.release(g.pool, g.blocks, g.scratch);
         g.blocks.close();
