@@ -121,7 +121,7 @@ public abstract class Guard implements AutoCloseable {
      */
     public final long allocate() {
         checkPinned();
-        return domain.pool.allocate(pool);
+        return domain.markLive(domain.pool.allocate(pool));
     }
 
     /**
@@ -187,13 +187,14 @@ public abstract class Guard implements AutoCloseable {
         }
     }
 
-    /** Counts a retire and runs the debug checks; every scheme's {@link #retire} calls it first. */
+    /**
+     * Counts a retire and checks the record's identity (its trailer moves from live to retired:
+     * see {@link ReclaimDomain#TRAILER_BYTES}) and, in debug mode, more; every scheme's
+     * {@link #retire} calls it first.
+     */
     final void noteRetire(final long ptr) {
         checkPinned();
-        if (ptr == 0 || (ptr & MARK_BITS) != 0) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "cannot retire 0x%x: not a record pointer (null or marked)", ptr));
-        }
+        domain.transition(ptr, ReclaimDomain.LIVE, domain.tag | ReclaimDomain.RETIRED, "retire");
         if (domain.debug) {
             domain.debugRetire(ptr);
         }

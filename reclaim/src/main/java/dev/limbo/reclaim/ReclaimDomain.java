@@ -3,6 +3,7 @@ package dev.limbo.reclaim;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.PerThreadSlots;
+import dev.limbo.core.Words;
 import dev.limbo.core.internal.Native;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
@@ -22,6 +23,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -58,6 +60,21 @@ import java.util.concurrent.locks.LockSupport;
  */
 public abstract class ReclaimDomain implements AutoCloseable {
 
+    /**
+     * Bytes of the domain-owned trailer word after each record: the record's identity and state,
+     * {@code tag | LIVE} from allocation to retire and {@code tag | RETIRED} after, where the tag is
+     * the domain's own random 62-bit value. {@link Guard#retire} moves it from live to retired by
+     * CAS, so a record retired twice, a record of another domain, of another allocator, or a
+     * pointer never allocated is refused with a clear exception before the scheme or the pool sees
+     * it. A trailer rather than a header keeps record pointers equal to allocator blocks (same
+     * alignment, no conversion between the pool and the allocator). Limit: a stale retire of a
+     * record already freed and handed out again by this domain is a valid retire of the new record,
+     * and cannot be told apart.
+     */
+    public static final long TRAILER_BYTES = Long.BYTES;
+    static final long LIVE = 1;
+    static final long RETIRED = 2;
+
     /** Offset of the first hazard slot in a thread's slot row. */
     static final long HAZARDS = 0;
     /** The most slots a guard may have. */
@@ -78,6 +95,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
     final Scheme scheme;
     final LimboAllocator allocator;
     final long recordBytes;
+    /** The domain's tag in the record trailers: random, low two bits clear (see {@link #TRAILER_BYTES}). */
+    final long tag = ThreadLocalRandom.current().nextLong() & ~3L;
     final int slots;
     final boolean debug;
     final boolean amortized;
@@ -131,7 +150,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.asymmetricFence = b.asymmetricFence && Native.MEMBARRIER;
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
         final long localRecords = b.debug ? 0 : b.poolRecords;
-        this.pool = new RecordPool(allocator, recordBytes, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
+        this.pool = new RecordPool(allocator, recordBytes + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
         final MemoryLayout[] row = {MemoryLayout.sequenceLayout(slots, ValueLayout.JAVA_LONG).withName("hazards")};
         this.slotMemory = allocator.allocateZeroed(PerThreadSlots.bytesFor(row));
         this.slotTable = new PerThreadSlots(slotMemory, row);
@@ -268,19 +287,59 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Allocates a record outside any section, bypassing the pool: construction only. */
     public final long allocateExclusive() {
         checkOpen();
-        return allocator.allocate(recordBytes);
+        return markLive(allocator.allocate(recordBytes + TRAILER_BYTES));
     }
 
     /**
      * Frees a record at once, bypassing the scheme: only when no other thread can reach it (a
      * structure's teardown, or a node that was never published).
+     *
+     * @throws IllegalStateException    if {@code ptr} was retired already
+     * @throws IllegalArgumentException if {@code ptr} is not a live record of this domain (freed, of
+     *                                  another domain or allocator, or never allocated)
      */
     public final void freeExclusive(final long ptr) {
         checkOpen();
+        transition(ptr, LIVE, 0, "free");
         if (debug) {
             debugRetired.remove(ptr);
         }
         allocator.free(ptr);
+    }
+
+    /** Writes a fresh record's trailer: live, of this domain. Returns {@code ptr}. */
+    final long markLive(final long ptr) {
+        Words.sp(ptr + recordBytes, tag | LIVE);
+        return ptr;
+    }
+
+    /**
+     * Moves {@code ptr}'s trailer from {@code tag | from} to {@code to} by CAS (two threads retiring
+     * one record: exactly one wins), or throws saying what the record is instead.
+     */
+    final void transition(final long ptr, final long from, final long to, final String what) {
+        if (ptr <= 0 || (ptr & Guard.MARK_BITS) != 0) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "cannot %s 0x%x: not a record pointer (null, negative or marked)", what, ptr));
+        }
+        final long trailer = ptr + recordBytes;
+        final long seen;
+        try {
+            if (Words.cas(trailer, tag | from, to)) {
+                return;
+            }
+            seen = Words.lv(trailer);
+        } catch (final IndexOutOfBoundsException outside) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "cannot %s 0x%x: it lies outside the off-heap region", what, ptr), outside);
+        }
+        if (seen == (tag | RETIRED)) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "cannot %s 0x%x: it was retired already (a record is retired or freed exactly once)", what, ptr));
+        }
+        throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "cannot %s 0x%x: it is not a live record of reclamation domain %s (of another domain or "
+                        + "allocator, already freed, or never allocated)", what, ptr, this));
     }
 
     /** The scheme. */

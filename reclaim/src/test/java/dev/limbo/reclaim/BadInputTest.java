@@ -3,6 +3,7 @@ package dev.limbo.reclaim;
 import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
+import static dev.limbo.reclaim.ReclaimTestSupport.settle;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Words;
 
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -100,17 +102,87 @@ class BadInputTest {
 
     @ParameterizedTest
     @MethodSource(ALL)
-    void debugModeRejectsANodeRetiredTwice(final Scheme scheme) throws Exception {
-        withDomain(scheme, true, (d, a, cell) -> {
-            try (Guard g = d.pin()) {
-                final long node = g.allocate();
-                g.retire(node);
-                final IllegalStateException e = assertThrows(IllegalStateException.class, () -> g.retire(node));
-                assertTrue(e.getMessage().contains("retired twice"), e.getMessage());
-                assertTrue(e.getMessage().contains(String.format("0x%x", node)), e.getMessage());
-                assertEquals(1, d.stats().retired());
+    void aNodeRetiredTwiceIsRejectedInEveryMode(final Scheme scheme) throws Exception {
+        for (final boolean debug : new boolean[] {false, true}) {
+            withDomain(scheme, debug, (d, a, cell) -> {
+                try (Guard g = d.pin()) {
+                    final long node = g.allocate();
+                    g.retire(node);
+                    final IllegalStateException e = assertThrows(IllegalStateException.class, () -> g.retire(node));
+                    assertTrue(e.getMessage().contains("retired already"), e.getMessage());
+                    assertTrue(e.getMessage().contains(String.format("0x%x", node)), e.getMessage());
+                    assertEquals(1, d.stats().retired());
+                    assertThrows(IllegalStateException.class, () -> d.freeExclusive(node));
+                }
+            });
+        }
+    }
+
+    /**
+     * Without debug mode, retire refuses whatever is not a live record of its domain: a record of
+     * another domain (smaller records, same allocator), a block straight from the allocator, a
+     * block of another allocator, an interior pointer, a pointer outside the region. The other
+     * domain's record stays intact, and both domains close cleanly.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void retireRefusesWhatIsNotALiveRecordOfTheDomain(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final LimboAllocator other = LimboAllocator.create();
+        final long baseline = settle(a);
+        final ReclaimDomain small = ReclaimDomain.builder(scheme).allocator(a).recordBytes(16).build();
+        final ReclaimDomain big = ReclaimDomain.builder(scheme).allocator(a).recordBytes(64).build();
+        final long raw = a.allocate(64);
+        final long foreign = other.allocate(72);
+        final long record;
+        try (Guard g = small.pin()) {
+            record = g.allocate();
+            Words.sp(record, 7);
+            Words.sp(record + 8, 8);
+        }
+        try (Guard g = big.pin()) {
+            for (final long p : new long[] {record, raw, foreign, raw + 8}) {
+                final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> g.retire(p));
+                assertTrue(e.getMessage().contains("not a live record of reclamation domain"), e.getMessage());
+                assertTrue(e.getMessage().contains(String.format("0x%x", p)), e.getMessage());
             }
-        });
+            final IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
+                    () -> g.retire(1L << 60));
+            assertTrue(outside.getMessage().contains("outside the off-heap region"), outside.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> g.retire(-8));
+        }
+        assertEquals(0, big.stats().retired());
+        assertEquals(7, Words.lp(record));
+        assertEquals(8, Words.lp(record + 8));
+        try (Guard g = small.pin()) {
+            g.retire(record); // its own domain still takes it
+        }
+        big.close();
+        small.close();
+        a.free(raw);
+        other.free(foreign);
+        assertEquals(baseline + (scheme == Scheme.NONE ? 16 + ReclaimDomain.TRAILER_BYTES : 0), settle(a));
+    }
+
+    /**
+     * A record freed behind the domain's back (a double free through the allocator) makes one
+     * step of close() fail: close() still runs every other step, ends closed, and reports it.
+     */
+    @Test
+    void closeRunsEveryCleanupStepAndReportsTheOneThatFailed() {
+        final LimboAllocator a = LimboAllocator.builder().checked(true).build();
+        final long baseline = settle(a);
+        final ReclaimDomain d = ReclaimDomain.builder(Scheme.EBR).allocator(a).recordBytes(RECORD).build();
+        final long x;
+        try (Guard g = d.pin()) {
+            x = g.allocate();
+            g.retire(x);
+        }
+        a.free(x); // the misuse
+        final IllegalStateException e = assertThrows(IllegalStateException.class, d::close);
+        assertTrue(e.getMessage().contains("cleanup step(s) failed"), e.getMessage());
+        assertTrue(d.isClosed());
+        assertEquals(baseline, settle(a), "close() skipped the steps after the failing one");
     }
 
     @ParameterizedTest

@@ -201,9 +201,12 @@ final class ReclaimTestSupport {
         }
     }
 
-    /** The bytes that {@code scheme} leaks by design for {@code retired} nodes: all of them for none. */
+    /**
+     * The bytes that {@code scheme} leaks by design for {@code retired} nodes: all of them for none,
+     * each a record and its trailer (40 bytes, a size class of its own).
+     */
     static long leakedBytes(final Scheme scheme, final long retired) {
-        return leaks(scheme) ? retired * RECORD : 0;
+        return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
     }
 
     /**

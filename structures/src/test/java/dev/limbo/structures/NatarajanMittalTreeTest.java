@@ -482,7 +482,7 @@ class NatarajanMittalTreeTest {
         assertEquals(0, stats.retired() % 2, "nodes are removed in pairs (internal + leaf): " + stats);
         final long leaked;
         if (scheme == Scheme.NONE) {
-            leaked = stats.retired() * NatarajanMittalTree.NODE_BYTES;
+            leaked = stats.retired() * (NatarajanMittalTree.NODE_BYTES + ReclaimDomain.TRAILER_BYTES);
         } else {
             assertEquals(stats.retired(), stats.freed(), "flush after all threads ended left retired nodes: " + stats);
             leaked = 0;

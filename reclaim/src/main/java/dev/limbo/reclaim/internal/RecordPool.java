@@ -120,17 +120,54 @@ public final class RecordPool {
         }
     }
 
-    /** Returns every record of {@code local} and of the shared stack to the allocator. */
+    /**
+     * Returns every record of {@code local} and of the shared stack to the allocator (domain
+     * close). A record the allocator refuses (it was freed behind the pool's back) does not stop
+     * the drain: the rest of its block is freed one record at a time, and the refusals are thrown
+     * together at the end.
+     */
     public void drain(final BlockBag local, final BlockSource blocks, final long[] scratch) {
+        IllegalStateException failures = null;
         long block;
         while ((block = local.takeBlock()) != 0) {
-            freeBlock(block, blocks, scratch);
+            failures = freeBlockTolerant(block, blocks, scratch, failures);
         }
         local.releaseBlocks();
         while ((block = shared.pop()) != 0) {
             sharedCount.decrementAndGet(); // (3)
-            freeBlock(block, blocks, scratch);
+            failures = freeBlockTolerant(block, blocks, scratch, failures);
         }
+        if (failures != null) {
+            throw failures;
+        }
+    }
+
+    /**
+     * {@link #freeBlock}, falling back to one free per record when the batch is refused (a batch
+     * free validates every pointer before it frees any); returns {@code failures} with the
+     * refusals added.
+     */
+    private IllegalStateException freeBlockTolerant(final long block, final BlockSource blocks, final long[] scratch,
+                                                    final IllegalStateException failures) {
+        IllegalStateException all = failures;
+        final int n = copyRecords(block, scratch);
+        try {
+            allocator.freeBatch(scratch, n);
+        } catch (final RuntimeException refused) {
+            for (int i = 0; i < n; i++) {
+                try {
+                    allocator.free(scratch[i]);
+                } catch (final RuntimeException e) {
+                    if (all == null) {
+                        all = new IllegalStateException("the record pool could not free every record", e);
+                    } else {
+                        all.addSuppressed(e);
+                    }
+                }
+            }
+        }
+        blocks.recycle(block);
+        return all;
     }
 
     /** Moves all of a departing thread's {@code local} records to the shared stack or the allocator. */
@@ -158,11 +195,16 @@ public final class RecordPool {
 
     /** Frees a detached block's records with one batch free, then recycles the block. */
     private void freeBlock(final long block, final BlockSource blocks, final long[] scratch) {
+        allocator.freeBatch(scratch, copyRecords(block, scratch));
+        blocks.recycle(block);
+    }
+
+    /** Copies a detached block's records into {@code scratch}; returns how many. */
+    private static int copyRecords(final long block, final long[] scratch) {
         final int n = (int) BlockBag.count(block);
         for (int i = 0; i < n; i++) {
             scratch[i] = Words.lp(BlockLayout.slot(block, i));
         }
-        allocator.freeBatch(scratch, n);
-        blocks.recycle(block);
+        return n;
     }
 }
