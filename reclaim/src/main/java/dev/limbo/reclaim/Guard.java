@@ -35,6 +35,10 @@ import java.util.Locale;
  * <p>Slots: {@link #protect} and {@link #protectIfEqual} take a slot index below the domain's
  * {@link ReclaimDomain#slots()}; protecting a pointer in a slot releases the slot's previous
  * pointer (for hazard pointers; the epoch schemes protect everything until the section ends).
+ * Each nesting depth has a window of slots of its own (at most the builder's {@code maxNesting}
+ * depths), so an operation that runs nested (a structure called inside the caller's own section)
+ * never overwrites what the outer section protects; every window's protections last until the
+ * outermost close.
  * Pointers may carry mark bits in their low 3 bits: they are protected as the pointer without marks.
  */
 public abstract class Guard implements AutoCloseable {
@@ -163,14 +167,17 @@ public abstract class Guard implements AutoCloseable {
     /** Outermost close: leave the section. */
     abstract void exit();
 
-    /** Checks a slot index and that the section is open; returns the slot's region offset. */
+    /**
+     * Checks a slot index and that the section is open; returns the region offset of the slot in
+     * the current section's window (depth d uses slot words (d - 1) * slots .. d * slots - 1).
+     */
     final long slotAddress(final int slot) {
         if (slot < 0 || slot >= domain.slots) {
             throw new IndexOutOfBoundsException(String.format(Locale.ROOT,
                     "slot %d out of range [0, %d): the domain was built with slots(%d)", slot, domain.slots, domain.slots));
         }
         checkPinned();
-        return row + ReclaimDomain.HAZARDS + (long) slot * Long.BYTES;
+        return row + ReclaimDomain.HAZARDS + ((long) (nesting - 1) * domain.slots + slot) * Long.BYTES;
     }
 
     final void checkPinned() {

@@ -15,9 +15,10 @@ import java.util.Arrays;
  * <pre>{@code
  * Implementation notes
  *
- * State: per thread, K = slots() single-writer hazard words in its 128-byte-padded row, and a
- * private list of retired records. R = 2 * K * n + B (the report's A = 2, B = scanThreshold = 100),
- * n = Participants.highWater().
+ * State: per thread, K = slots() * maxNesting single-writer hazard words in its 128-byte-padded row
+ * (a window of slots() words per nesting depth, so nested sections never share a slot), and a
+ * private list of retired records. R = 2 * slots() * n + B (the report's A = 2,
+ * B = scanThreshold = 100), n = Participants.highWater().
  *
  * protect(slot, address): p = load(address) (1); loop { publish p without mark bits in the slot
  * (2); full fence (3); q = load(address) (1); if q equals p without marks, return q; p = q }.
@@ -115,7 +116,7 @@ final class HazardPointers extends ReclaimDomain {
     /** H + R: after a scan a thread keeps at most the H = K * n protected records, and scans again R later. */
     @Override
     long garbageBound(final int n) {
-        return (long) slots * n + threshold(n);
+        return (long) slotWords * n + threshold(n);
     }
 
     private static final class HpGuard extends Guard {
@@ -126,8 +127,8 @@ final class HazardPointers extends ReclaimDomain {
         private final BlockBag safe;
         private long[] hazards = new long[0];
         private long nextScan;
-        /** Bit s set: slot s was published in this section. */
-        private int used;
+        /** Bit w set: slot word w (window and slot) was published in this section. */
+        private long used;
 
         HpGuard(final HazardPointers domain, final int id) {
             super(domain, id);
@@ -152,10 +153,10 @@ final class HazardPointers extends ReclaimDomain {
 
         @Override
         void exit() {
-            int u = used;
+            long u = used;
             used = 0;
             while (u != 0) {
-                final int s = Integer.numberOfTrailingZeros(u);
+                final int s = Long.numberOfTrailingZeros(u);
                 u &= u - 1;
                 clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES); // (6)
             }
@@ -164,7 +165,7 @@ final class HazardPointers extends ReclaimDomain {
         @Override
         public long protect(final int slot, final long address) {
             final long hazard = slotAddress(slot);
-            used |= 1 << slot;
+            used |= 1L << ((hazard - row) >>> 3);
             long p = Words.la(address); // (1)
             while (true) {
                 Words.xchg(hazard, p & ~MARK_BITS); // (2), (3)
@@ -179,7 +180,7 @@ final class HazardPointers extends ReclaimDomain {
         @Override
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             final long hazard = slotAddress(slot);
-            used |= 1 << slot;
+            used |= 1L << ((hazard - row) >>> 3);
             Words.xchg(hazard, expected & ~MARK_BITS); // (2), (3)
             return Words.la(address) == expected; // (1)
         }
@@ -206,7 +207,7 @@ final class HazardPointers extends ReclaimDomain {
             hp.scans.incrementAndGet();
             Words.fullFence(); // (4)
             final int n = Participants.highWater();
-            final int k = hp.slots;
+            final int k = hp.slotWords;
             if (hazards.length < n * k) {
                 hazards = new long[Math.max(n * k, 2 * hazards.length)];
             }

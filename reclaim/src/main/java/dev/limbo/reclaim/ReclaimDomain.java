@@ -18,9 +18,12 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -98,6 +101,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The domain's tag in the record trailers: random, low two bits clear (see {@link #TRAILER_BYTES}). */
     final long tag = ThreadLocalRandom.current().nextLong() & ~3L;
     final int slots;
+    /** The deepest nesting of sections; each depth has its own window of {@link #slots} slot words. */
+    final int maxNesting;
+    /** Slot words per thread: {@code slots * maxNesting}. */
+    final int slotWords;
     final boolean debug;
     final boolean amortized;
     final boolean adaptive;
@@ -127,6 +134,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The allocator the builder created for this domain alone, closed with it; null if the user gave one. */
     private final LimboAllocator privateAllocator;
     private final long closeTimeoutNanos;
+    /** The scheme's capabilities, plus any the builder added. */
+    private final Set<Capability> capabilities;
     /** Serializes close() calls; {@code this} stays free for the release hook while close() waits. */
     private final Object closeLock = new Object();
     /** (C3)/(C4): set when close() begins; pins check it after raising their nesting (C1). */
@@ -141,6 +150,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.allocator = b.allocator;
         this.recordBytes = b.recordBytes;
         this.slots = b.slots;
+        this.maxNesting = b.maxNesting;
+        this.slotWords = b.slots * b.maxNesting;
         this.debug = b.debug;
         this.amortized = b.scheme.amortized();
         this.adaptive = b.adaptive;
@@ -151,7 +162,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
         final long localRecords = b.debug ? 0 : b.poolRecords;
         this.pool = new RecordPool(allocator, recordBytes + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
-        final MemoryLayout[] row = {MemoryLayout.sequenceLayout(slots, ValueLayout.JAVA_LONG).withName("hazards")};
+        final MemoryLayout[] row = {MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("hazards")};
         this.slotMemory = allocator.allocateZeroed(PerThreadSlots.bytesFor(row));
         this.slotTable = new PerThreadSlots(slotMemory, row);
         this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
@@ -159,6 +170,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.closeCheck = Participants.onClose(this::checkNotPinned);
         this.privateAllocator = b.privateAllocator;
         this.closeTimeoutNanos = b.closeTimeoutNanos;
+        final EnumSet<Capability> all = EnumSet.copyOf(b.capabilities);
+        all.addAll(b.scheme.capabilities());
+        this.capabilities = Collections.unmodifiableSet(all);
     }
 
     /** A builder for a domain of {@code scheme}. */
@@ -196,6 +210,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
             g.checkOwner();
             if (closed) {
                 throw closedException();
+            }
+            if (depth >= maxNesting) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "sections of reclamation domain %s nested deeper than %d (builder.maxNesting)", this, maxNesting));
             }
             g.nesting = depth + 1;
         }
@@ -350,6 +368,14 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The size of the records the pool hands out. */
     public final long recordBytes() {
         return recordBytes;
+    }
+
+    /**
+     * Whether the domain's scheme has {@code capability}: structures test this, once when they are
+     * built, and never the scheme's identity.
+     */
+    public final boolean has(final Capability capability) {
+        return capabilities.contains(capability);
     }
 
     /** The number of protection slots per guard. */
@@ -617,7 +643,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             return; // it never pinned here, or close() tore the domain down
         }
         g.released = true;
-        for (int s = 0; s < slots; s++) {
+        for (int s = 0; s < slotWords; s++) {
             Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES); // its hazards protect nothing now
         }
         abandon(g);
@@ -657,6 +683,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
         private LimboAllocator allocator;
         private long recordBytes;
         private int slots = 4;
+        private int maxNesting = 4;
+        private final EnumSet<Capability> capabilities = EnumSet.noneOf(Capability.class);
         private boolean debug;
         private boolean adaptive;
         private int freesPerPin = 1;
@@ -700,6 +728,29 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 throw new IllegalArgumentException("slots must be in [1, " + MAX_SLOTS + "], was " + n);
             }
             this.slots = n;
+            return this;
+        }
+
+        /**
+         * The deepest nesting of sections (default 4): a pin inside a section opens a nested one,
+         * whose protections use a slot window of their own, so an inner operation never overwrites
+         * what the outer section protects. {@code slots * maxNesting} must be at most 64.
+         */
+        public Builder maxNesting(final int depth) {
+            if (depth < 1 || depth > 64) {
+                throw new IllegalArgumentException("maxNesting must be in [1, 64], was " + depth);
+            }
+            this.maxNesting = depth;
+            return this;
+        }
+
+        /**
+         * Adds a capability the scheme does not declare (for tests and debugging): structures then
+         * act as they would under a scheme that declares it, for example re-validating reachability
+         * under an epoch scheme. It only ever makes structures more careful, never less.
+         */
+        public Builder capability(final Capability capability) {
+            capabilities.add(Objects.requireNonNull(capability, "capability"));
             return this;
         }
 
@@ -806,6 +857,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
         public ReclaimDomain build() {
             if (recordBytes == 0) {
                 throw new IllegalStateException("recordBytes(...) is required: the size of the structure's nodes");
+            }
+            if (slots * maxNesting > 64) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                        "slots(%d) x maxNesting(%d) = %d slot words; at most 64", slots, maxNesting, slots * maxNesting));
             }
             if (allocator != null) {
                 privateAllocator = null;

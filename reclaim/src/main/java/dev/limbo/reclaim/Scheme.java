@@ -1,7 +1,10 @@
 package dev.limbo.reclaim;
 
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The reclamation schemes, by the ids that benchmarks, tests and reports use. Tests and benchmarks
@@ -15,21 +18,30 @@ public enum Scheme {
     /** Brown's distributed EBR: one announcement checked per operation. */
     DEBRA("debra"),
     /** Michael's hazard pointers. */
-    HP("hp"),
+    HP("hp", Capability.PROTECTION_NEEDS_VALIDATION),
     /** EBR with amortized free. */
     EBR_AF("ebr-af"),
     /** DEBRA with amortized free. */
     DEBRA_AF("debra-af");
 
     private final String id;
+    private final Set<Capability> capabilities;
 
-    Scheme(final String id) {
+    Scheme(final String id, final Capability... capabilities) {
         this.id = id;
+        final EnumSet<Capability> set = EnumSet.noneOf(Capability.class);
+        set.addAll(Arrays.asList(capabilities));
+        this.capabilities = Collections.unmodifiableSet(set);
     }
 
     /** The id used in parameters and reports. */
     public String id() {
         return id;
+    }
+
+    /** What the scheme asks of the structures that use it (see {@link Capability}); every scheme declares its own. */
+    public Set<Capability> capabilities() {
+        return capabilities;
     }
 
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */

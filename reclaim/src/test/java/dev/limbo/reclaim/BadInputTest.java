@@ -287,6 +287,32 @@ class BadInputTest {
         });
     }
 
+    @ParameterizedTest
+    @MethodSource(ALL)
+    void nestingDeeperThanMaxNestingThrowsAndKeepsTheSections(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        try (ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).maxNesting(2).build()) {
+            try (Guard outer = d.pin(); Guard inner = d.pin()) {
+                final IllegalStateException e = assertThrows(IllegalStateException.class, d::pin);
+                assertTrue(e.getMessage().contains("nested deeper than 2"), e.getMessage());
+                assertEquals(2, inner.depth());
+                inner.retire(inner.allocate());
+            }
+            try (Guard g = d.pin()) {
+                assertEquals(1, g.depth());
+            }
+        }
+    }
+
+    @Test
+    void builderRejectsMoreThan64SlotWords() {
+        final ReclaimDomain.Builder b = ReclaimDomain.builder(Scheme.HP).recordBytes(RECORD).slots(15).maxNesting(5);
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+        assertTrue(e.getMessage().contains("at most 64"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> b.maxNesting(0));
+        assertThrows(IllegalArgumentException.class, () -> b.maxNesting(65));
+    }
+
     @Test
     void builderRejectsAMissingOrOutOfRangeRecordSize() {
         final ReclaimDomain.Builder b = ReclaimDomain.builder(Scheme.EBR);

@@ -3,7 +3,7 @@ package dev.limbo.structures;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
-import dev.limbo.reclaim.Scheme;
+import dev.limbo.reclaim.Capability;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -93,9 +93,10 @@ import java.util.Locale;
  * edges; an operation that must change a marked edge (an insert or remove at a flagged or tagged
  * leaf edge, a remove that finds its key flagged) first completes the pending cleanup itself
  * (cleanup needs only the seek record, so any thread can run it), so a stalled remover never
- * blocks others. Seeks restart only with hp, see below.
+ * blocks others. Seeks restart only under schemes that need validation, see below.
  *
- * Hazard pointers (scheme hp). Michael's rule "protect, then validate that the pointer is still
+ * Schemes with Capability.PROTECTION_NEEDS_VALIDATION (hazard pointers, and every pointer- or
+ * era-based scheme; the tree tests the capability, never the scheme). Michael's rule "protect, then validate that the pointer is still
  * there" is not enough here: a node reached through an edge of a removed internal node may
  * already be retired, and a marked edge never changes, so re-reading it validates nothing (the
  * DEBRA digest, §3, calls this the HP + marking problem). The naive fix, restarting the seek from the
@@ -160,7 +161,7 @@ import java.util.Locale;
  *  (7) unlink CAS on the ancestor's edge (volatile); pairs with (1), (5), (8). It precedes the
  *      walk's loads (9) and the retires; the schemes order retire after it (volatile CAS, then
  *      their own fences before any free).
- *  (8) hp only: acquire re-read of the anchor edge, after protect's full fence; pairs with (6),
+ *  (8) validating schemes only: acquire re-read of the anchor edge, after protect's full fence; pairs with (6),
  *      (7), the only writes an edge into an internal node receives after its insert.
  *  (9) acquire loads of the removed region's frozen edges in the retire walk; pair with (4), (6).
  * Teardown and the quiescent checks (close, keysInOrder, checkInvariants) use plain loads.
@@ -201,7 +202,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     /** "No slot": a bit outside the slot range, so it never blocks a free slot. */
     private static final int NO_SLOT = 31;
 
-    private final boolean hp;
+    /** Whether seeks re-validate reachability through the anchor (see the implementation notes). */
+    final boolean validates;
     /** Sentinel R. */
     private final long root;
     /** Sentinel S, R's left child. */
@@ -215,7 +217,7 @@ public final class NatarajanMittalTree extends OffHeapStructure {
      */
     public NatarajanMittalTree(final ReclaimDomain domain) {
         super(domain, SLOTS, NODE_BYTES);
-        this.hp = domain.scheme() == Scheme.HP;
+        this.validates = domain.has(Capability.PROTECTION_NEEDS_VALIDATION);
         final long inf0 = sentinel(0, 0);
         final long inf1 = sentinel(0, 0);
         final long inf2 = sentinel(0, 0);
@@ -433,8 +435,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                     slotA = slotP;
                     slotS = slotL;
                 }
-                // hp: a child behind a marked edge is known reachable only if the anchor holds
-                if (hp && (childEdge & MARKS) != 0
+                // a child behind a marked edge is known reachable only if the anchor holds
+                if (validates && (childEdge & MARKS) != 0
                         && Words.la(anchorEdge) != successor) { // (8) acquire; pairs with (6), (7)
                     continue restart;
                 }

@@ -1,0 +1,22 @@
+package dev.limbo.reclaim;
+
+/**
+ * What a scheme asks of the structures that use it. A structure tests a domain's capabilities
+ * ({@link ReclaimDomain#has}) once, when it is built, and never the scheme's identity, so that a
+ * scheme added later needs no change to any structure.
+ */
+public enum Capability {
+
+    /**
+     * Protection needs reachability validation. {@link Guard#protect} keeps a node safe only if the
+     * node was still reachable from the structure when the protection was published: the scheme
+     * protects individual pointers (hazard pointers, and the era and pointer schemes to come), not
+     * whole sections. A structure that reads through links that may belong to an unlinked node
+     * (Harris-style marked edges, which never change once marked, so re-reading them validates
+     * nothing) must therefore prove, after protecting, that the node it came from is still
+     * reachable (for example by re-reading an unmarked anchor edge above it), and restart its
+     * traversal if not. Schemes without it (the epoch family, {@code none}) protect everything
+     * the section reaches, and such validation would be wasted work.
+     */
+    PROTECTION_NEEDS_VALIDATION
+}
