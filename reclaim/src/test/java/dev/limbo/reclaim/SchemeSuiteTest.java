@@ -8,7 +8,6 @@ import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
 import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
-import dev.limbo.reclaim.ReclaimTestSupport.Progress;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.settle;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
@@ -28,6 +27,7 @@ import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.core.internal.Native;
+import dev.limbo.core.testing.Progress;
 import java.time.Duration;
 
 import java.util.concurrent.CountDownLatch;
