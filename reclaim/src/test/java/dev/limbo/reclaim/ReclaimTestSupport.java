@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
+import dev.limbo.core.testing.Progress;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -135,6 +136,23 @@ final class ReclaimTestSupport {
             joinAll(threads);
         }
         rethrow(failures);
+    }
+
+    /**
+     * {@link #runThreads(int, IntConsumer)} for threads that loop {@code while (!progress.done())}:
+     * a thread that fails stops {@code progress}, so the others end at once and its failure is
+     * rethrown without waiting for the progress deadline.
+     */
+    static void runThreads(final int n, final Progress progress, final IntConsumer body)
+            throws InterruptedException {
+        runThreads(n, id -> {
+            try {
+                body.accept(id);
+            } catch (final Throwable t) {
+                progress.stop();
+                throw t;
+            }
+        });
     }
 
     /** Joins every thread, even if interrupted. */

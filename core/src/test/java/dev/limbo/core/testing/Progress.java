@@ -12,7 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Every thread of the test loops {@code while (!progress.done())}; a side is either counted by
  * the threads ({@link #add}) or, for a figure that the code under test keeps (a domain's free
- * count, its epoch advances), raised to what a thread last read of it ({@link #observe}).
+ * count, its epoch advances), raised to what a thread last read of it ({@link #observe}). A
+ * thread that fails calls {@link #stop()}, so that the others end at once and the failure is
+ * reported without waiting for the deadline.
  *
  * <p>Shared by the tests of every module: core publishes its {@code dev.limbo.core.testing}
  * test classes as a test-jar.
@@ -23,6 +25,7 @@ public final class Progress {
     private final long[] targets;
     private final AtomicLong[] counts;
     private final long deadline;
+    private volatile boolean stopped;
 
     /**
      * @param timeoutSeconds  how long the sides may take to reach their targets, together; keep
@@ -61,8 +64,16 @@ public final class Progress {
         return counts[side].get();
     }
 
-    /** True once every side has reached its target; throws past the deadline. */
+    /** Makes {@link #done()} true at once: a thread failed, and the test ends with its failure. */
+    public void stop() {
+        stopped = true;
+    }
+
+    /** True once every side has reached its target, or after {@link #stop()}; throws past the deadline. */
     public boolean done() {
+        if (stopped) {
+            return true;
+        }
         boolean all = true;
         for (int i = 0; i < counts.length; i++) {
             all &= counts[i].get() >= targets[i];
