@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.core.Participants;
+import dev.limbo.core.testing.Progress;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +18,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,13 +25,18 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Threads allocate, write a pattern, and hand blocks to each other to check and free, while a
- * global map of live blocks catches any two live blocks that overlap.
+ * global map of live blocks catches any two live blocks that overlap. A run ends when the threads
+ * have done enough operations and hand-overs, and a trimmer has trimmed often enough meanwhile
+ * (a {@link Progress}), not after a fixed time in which a starved thread may have done nothing.
  */
-@Timeout(120)
+@Timeout(LimboAllocatorConcurrentTest.PROGRESS_TIMEOUT + 60)
 class LimboAllocatorConcurrentTest {
 
     private static final int THREADS = 4;
-    private static final long RUN_NANOS = 1_200_000_000L;
+    /** Operations (all threads together) of a full run: about a second's worth on 2 cores. */
+    private static final long RUN_OPS = 200_000;
+    /** Seconds a run may take to make its progress; far above what it needs. */
+    static final int PROGRESS_TIMEOUT = 120;
 
     /** Live blocks, start to end: an allocator that hands out overlapping blocks is caught on insert. */
     private final ConcurrentSkipListMap<Long, Long> live = new ConcurrentSkipListMap<>();
@@ -65,22 +70,22 @@ class LimboAllocatorConcurrentTest {
     @EnumSource(FlushPolicy.class)
     void blocksPassedBetweenThreadsStayIntactAndDisjointAndAllMemoryComesBack(final FlushPolicy policy)
             throws Exception {
-        stress(LimboAllocator.builder().flushPolicy(policy).build(), RUN_NANOS);
+        stress(LimboAllocator.builder().flushPolicy(policy).build(), RUN_OPS);
     }
 
     @ParameterizedTest
     @EnumSource(FlushPolicy.class)
     void smallCachesFlushOftenAndStillLoseNothing(final FlushPolicy policy) throws Exception {
-        stress(LimboAllocator.builder().flushPolicy(policy).cacheBytesPerClass(1).build(), RUN_NANOS / 3);
+        stress(LimboAllocator.builder().flushPolicy(policy).cacheBytesPerClass(1).build(), RUN_OPS / 3);
     }
 
     @ParameterizedTest
     @EnumSource(FlushPolicy.class)
     void debugModeFindsNoFalseWriteAfterFreeUnderConcurrency(final FlushPolicy policy) throws Exception {
-        stress(LimboAllocator.builder().flushPolicy(policy).debug(true).build(), RUN_NANOS / 3);
+        stress(LimboAllocator.builder().flushPolicy(policy).debug(true).build(), RUN_OPS / 3);
     }
 
-    private void stress(final LimboAllocator a, final long runNanos) throws Exception {
+    private void stress(final LimboAllocator a, final long runOps) throws Exception {
         @SuppressWarnings("unchecked")
         final ConcurrentLinkedQueue<long[]>[] inbox = new ConcurrentLinkedQueue[THREADS];
         for (int i = 0; i < THREADS; i++) {
@@ -89,7 +94,10 @@ class LimboAllocatorConcurrentTest {
         final CountDownLatch start = new CountDownLatch(THREADS);
         final CountDownLatch stopped = new CountDownLatch(THREADS);
         final AtomicBoolean stop = new AtomicBoolean();
-        final AtomicLong operations = new AtomicLong();
+        // operations and hand-overs (blocks freed by a thread that did not allocate them), all
+        // threads together, and trims done while they run
+        final Progress progress = new Progress(PROGRESS_TIMEOUT, "operations", runOps, "hand-overs", runOps / 10,
+                "trims", 20);
         final Thread[] threads = new Thread[THREADS];
         for (int t = 0; t < THREADS; t++) {
             final int me = t;
@@ -99,14 +107,18 @@ class LimboAllocatorConcurrentTest {
                     final ThreadLocalRandom rnd = ThreadLocalRandom.current();
                     final List<long[]> mine = new ArrayList<>();
                     long ops = 0;
+                    long handOvers = 0;
                     start.countDown();
                     start.await();
-                    final long deadline = System.nanoTime() + runNanos;
                     while (failures.isEmpty()) {
-                        if ((ops & 255) == 0 && System.nanoTime() > deadline) {
-                            break;
+                        if ((++ops & 255) == 0) { // count every 256 operations, and end with the run's progress
+                            progress.add(0, 256);
+                            progress.add(1, handOvers);
+                            handOvers = 0;
+                            if (progress.done()) {
+                                break;
+                            }
                         }
-                        ops++;
                         final int dice = rnd.nextInt(100);
                         if (dice < 45) {
                             final long size = dice == 0 ? 20_000 : 8 + rnd.nextInt(2041);
@@ -123,6 +135,7 @@ class LimboAllocatorConcurrentTest {
                             final long[] block = inbox[me].poll();
                             if (block != null) {
                                 checkAndFree(a, block);
+                                handOvers++;
                             }
                         } else if (!mine.isEmpty()) {
                             checkAndFree(a, mine.remove(rnd.nextInt(mine.size())));
@@ -134,7 +147,6 @@ class LimboAllocatorConcurrentTest {
                     for (final long[] block : mine) {
                         checkAndFree(a, block);
                     }
-                    operations.addAndGet(ops);
                     counted = true;
                     stopped.countDown();
                     stopped.await(); // nobody sends after this
@@ -160,6 +172,7 @@ class LimboAllocatorConcurrentTest {
             try {
                 while (!stop.get()) {
                     a.trim();
+                    progress.add(2, 1);
                     Thread.sleep(2);
                 }
             } catch (final Throwable e) {
@@ -174,7 +187,6 @@ class LimboAllocatorConcurrentTest {
         trimmer.join();
         assertEquals(List.of(), failures);
         assertTrue(live.isEmpty(), live.size() + " blocks not freed");
-        assertTrue(operations.get() > 10_000, "only " + operations.get() + " operations");
         assertEquals(0, a.stats().largeBytes());
         assertEquals(0, a.stats().bytesInUse(), () -> "before reaping: " + a.stats());
         Participants.reapTerminated();

@@ -36,6 +36,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ParticipantsTest {
 
+    /**
+     * How long a test waits for other threads (to start and claim, for the Cleaner): the waits end
+     * as soon as what they wait for happens, so this only bounds a hang, far above the milliseconds
+     * they need on a loaded 2-core machine.
+     */
+    private static final long WAIT_SECONDS = 60;
+
     /** Runs {@code body} on a fresh platform thread, waits for it to die, and returns its result. */
     private static <T> T inFreshThread(final Callable<T> body) throws InterruptedException {
         final AtomicReference<T> result = new AtomicReference<>();
@@ -81,7 +88,7 @@ class ParticipantsTest {
             thread.start();
             threads.add(thread);
         }
-        assertTrue(claimed.await(10, TimeUnit.SECONDS));
+        assertTrue(claimed.await(WAIT_SECONDS, TimeUnit.SECONDS), "the threads did not all claim an id");
         for (final int id : ids) {
             assertTrue(Participants.isHeld(id), "id " + id + " of a live thread must be held");
         }
@@ -254,7 +261,7 @@ class ParticipantsTest {
         });
         holder.start();
         try {
-            assertTrue(claimed.await(10, TimeUnit.SECONDS));
+            assertTrue(claimed.await(WAIT_SECONDS, TimeUnit.SECONDS), "the holder did not claim an id");
             Participants.reapTerminated();
             assertTrue(Participants.isHeld(id.get()), "reaping must not take the id of a live thread");
         } finally {
@@ -275,7 +282,9 @@ class ParticipantsTest {
                 return new int[] {id, occurrences(released, id)};
             });
             final int id = idAndReleases[0];
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            // the release needs a GC that finds the token and then the Cleaner's thread: wait for
+            // it, however late they come, up to a generous deadline
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
             while (occurrences(released, id) == idAndReleases[1] && System.nanoTime() < deadline) {
                 System.gc();
                 Thread.sleep(20);
@@ -357,7 +366,7 @@ class ParticipantsTest {
 
     @Test
     void aHundredThousandVirtualThreadsAllGetIdsAndStayBounded() {
-        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+        assertTimeoutPreemptively(Duration.ofSeconds(2 * WAIT_SECONDS), () -> { // about 2 s on 2 cores
             final PerThreadSlots slots = PerThreadSlots.claimPermanent(ValueLayout.JAVA_LONG.withName("count"));
             final int live = liveHolders();
             final int highWaterBefore = Participants.highWater();
@@ -431,7 +440,7 @@ class ParticipantsTest {
                 });
             }
             try {
-                assertTrue(tried.await(20, TimeUnit.SECONDS));
+                assertTrue(tried.await(WAIT_SECONDS, TimeUnit.SECONDS), "not every claim was tried");
             } finally {
                 release.countDown();
             }

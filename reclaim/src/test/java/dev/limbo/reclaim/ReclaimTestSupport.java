@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
+import dev.limbo.core.testing.Progress;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
 import java.util.stream.Stream;
 
@@ -139,6 +138,23 @@ final class ReclaimTestSupport {
         rethrow(failures);
     }
 
+    /**
+     * {@link #runThreads(int, IntConsumer)} for threads that loop {@code while (!progress.done())}:
+     * a thread that fails stops {@code progress}, so the others end at once and its failure is
+     * rethrown without waiting for the progress deadline.
+     */
+    static void runThreads(final int n, final Progress progress, final IntConsumer body)
+            throws InterruptedException {
+        runThreads(n, id -> {
+            try {
+                body.accept(id);
+            } catch (final Throwable t) {
+                progress.stop();
+                throw t;
+            }
+        });
+    }
+
     /** Joins every thread, even if interrupted. */
     static void joinAll(final List<Thread> threads) throws InterruptedException {
         InterruptedException interrupted = null;
@@ -207,65 +223,5 @@ final class ReclaimTestSupport {
      */
     static long leakedBytes(final Scheme scheme, final long retired) {
         return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
-    }
-
-    /**
-     * Decides when a concurrent test ends by the progress it asserts, never by a fixed loop count on
-     * one side: every side counts its work, and {@link #done()} turns true once every side has
-     * reached its target. A side that a scheduler starves therefore keeps the others running
-     * instead of finding them finished. Past a generous deadline {@code done()} throws, naming the
-     * sides that fell short, so a lost thread fails the test rather than hanging it.
-     */
-    static final class Progress {
-        private final String[] names;
-        private final long[] targets;
-        private final AtomicLong[] counts;
-        private final long deadline;
-
-        /** {@code sidesAndTargets}: alternating side names and the counts each must reach. */
-        Progress(final long timeoutSeconds, final Object... sidesAndTargets) {
-            final int n = sidesAndTargets.length / 2;
-            names = new String[n];
-            targets = new long[n];
-            counts = new AtomicLong[n];
-            for (int i = 0; i < n; i++) {
-                names[i] = (String) sidesAndTargets[2 * i];
-                targets[i] = ((Number) sidesAndTargets[2 * i + 1]).longValue();
-                counts[i] = new AtomicLong();
-            }
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-        }
-
-        /** Adds {@code n} to side {@code side}'s count. */
-        void add(final int side, final long n) {
-            counts[side].addAndGet(n);
-        }
-
-        /** Side {@code side}'s count so far. */
-        long count(final int side) {
-            return counts[side].get();
-        }
-
-        /** True once every side has reached its target; throws past the deadline. */
-        boolean done() {
-            boolean all = true;
-            for (int i = 0; i < counts.length; i++) {
-                all &= counts[i].get() >= targets[i];
-            }
-            if (!all && System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out before every side made its progress: " + this);
-            }
-            return all;
-        }
-
-        @Override
-        public String toString() {
-            final StringBuilder b = new StringBuilder();
-            for (int i = 0; i < counts.length; i++) {
-                b.append(i == 0 ? "" : ", ").append(names[i]).append(' ').append(counts[i].get())
-                        .append('/').append(targets[i]);
-            }
-            return b.toString();
-        }
     }
 }

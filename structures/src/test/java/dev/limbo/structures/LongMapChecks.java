@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -55,6 +56,9 @@ final class LongMapChecks {
         @Override
         void close();
     }
+
+    /** How long {@link #memory} waits for the allocator's bytes in use to settle; it ends as soon as they do. */
+    private static final long SETTLE_SECONDS = 60;
 
     private LongMapChecks() {
     }
@@ -307,9 +311,11 @@ final class LongMapChecks {
         }
         domain.close();
         // A dead worker's allocator cache may be adopted on the JDK's Cleaner thread (participant
-        // release hooks) while we read the stats: give that a moment, and say so when it happened.
-        long inUse = -1;
-        for (int attempt = 0; attempt < 100; attempt++) {
+        // release hooks) while we read the stats: wait for that, however late that thread runs, up
+        // to a generous deadline, and say so when it happened.
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
+        long inUse;
+        for (int attempt = 0; ; attempt++) {
             alloc.trim();
             inUse = alloc.stats().bytesInUse();
             if (inUse == baseline + leaked) {
@@ -318,10 +324,14 @@ final class LongMapChecks {
                 }
                 break;
             }
+            if (System.nanoTime() - deadline > 0) {
+                break;
+            }
             Thread.sleep(20);
         }
         final long settled = inUse;
-        assertEquals(baseline + leaked, settled, () -> "bytes in use after close (2 s), " + stats);
+        assertEquals(baseline + leaked, settled,
+                () -> "bytes in use after close (waited " + SETTLE_SECONDS + " s), " + stats);
     }
 
     static Map<Long, Long> snapshot(final Subject s) {
