@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
@@ -56,6 +57,8 @@ import java.util.function.IntConsumer;
  * Linearization points: current() - on the first call, the claim CAS (2); later, a ThreadLocal
  * read. close() - the release CAS (3) (isHeld turns false), the id becoming claimable at (4); a
  * close refused by a check has no shared effect. reapTerminated() - each release's CAS (3).
+ * awaitReleases() - its last load (1) that finds an id no longer RELEASING: every release that
+ * was in flight when it began has then run its hooks ((4) pairs with (1)).
  * isHeld and highWater - their loads (1), (6).
  *
  * Progress: current() is wait-free after the first call. The first call registers with the
@@ -98,6 +101,8 @@ public final class Participants {
     public static final int CAPACITY = capacity(System.getProperty(CAPACITY_PROPERTY));
 
     private static final Owner RELEASING = new Owner(null);
+    /** Release hooks the calling thread is running now (nested releases count): see {@link #awaitReleases()}. */
+    private static final ThreadLocal<int[]> RELEASING_HERE = ThreadLocal.withInitial(() -> new int[1]);
     private static final AtomicReferenceArray<Owner> OWNERS = new AtomicReferenceArray<>(CAPACITY);
     private static final AtomicInteger HIGH_WATER = new AtomicInteger();
     private static final ThreadLocal<Token> CURRENT = new ThreadLocal<>();
@@ -244,14 +249,37 @@ public final class Participants {
         if (!OWNERS.compareAndSet(id, owner, RELEASING)) { // (3)
             return false; // already released by another path (close, cleaner or reaper)
         }
+        final int[] running = RELEASING_HERE.get();
+        running[0]++;
         try {
             for (final IntConsumer hook : HOOKS) {
                 hook.accept(id);
             }
         } finally {
+            running[0]--;
             OWNERS.set(id, null); // (4)
         }
         return true;
+    }
+
+    /**
+     * Waits until no id is being released by another thread. A reap that loses the release race
+     * for a dead thread's id (to the Cleaner, or to another reaper) returns while the winner may
+     * still be running the release hooks, which adopt what the thread left (its retired nodes, its
+     * caches); counters read before they finish miss it. Call it after {@link #reapTerminated()}
+     * where such counts must be complete. Returns at once when called from a release hook, and must
+     * not be called while holding a lock that a release hook takes.
+     */
+    public static void awaitReleases() {
+        if (RELEASING_HERE.get()[0] != 0) {
+            return; // a hook must not wait for the release it is part of
+        }
+        final int limit = HIGH_WATER.get(); // (6)
+        for (int id = 0; id < limit; id++) {
+            for (long pause = 1_000; OWNERS.get(id) == RELEASING; pause = Math.min(2 * pause, 1_000_000)) { // (1)
+                LockSupport.parkNanos(pause);
+            }
+        }
     }
 
     /**

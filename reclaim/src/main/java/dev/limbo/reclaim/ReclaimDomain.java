@@ -283,6 +283,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             throw new IllegalStateException("flush() inside a pinned section: close the guard first");
         }
         Participants.reapTerminated();
+        Participants.awaitReleases(); // a dead thread's leftovers may still be on their way (Cleaner)
         flush(g);
         g.freeAllFreeable();
     }

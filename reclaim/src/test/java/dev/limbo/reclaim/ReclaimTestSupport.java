@@ -201,6 +201,7 @@ final class ReclaimTestSupport {
     /** Reaps dead threads, trims the calling thread's cache, and returns the allocator's bytes in use. */
     static long settle(final LimboAllocator allocator) {
         Participants.reapTerminated();
+        Participants.awaitReleases();
         allocator.trim();
         return allocator.stats().bytesInUse();
     }

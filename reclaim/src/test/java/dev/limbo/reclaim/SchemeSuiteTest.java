@@ -370,6 +370,7 @@ class SchemeSuiteTest {
                 retired.addAndGet(3_000);
             });
             Participants.reapTerminated();
+            Participants.awaitReleases();
             assertEquals(retired.get(), d.stats().retired());
         } finally {
             d.close();
@@ -406,6 +407,7 @@ class SchemeSuiteTest {
             });
             keeper = Thread.ofPlatform().name("keeper").start(() -> {
                 Participants.reapTerminated();
+                Participants.awaitReleases();
                 reaped.countDown();
                 try {
                     exit.await();

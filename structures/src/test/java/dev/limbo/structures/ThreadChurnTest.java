@@ -117,6 +117,7 @@ class ThreadChurnTest {
         }
         assertTrue(failures.isEmpty(), () -> "churn threads failed: " + failures);
         Participants.reapTerminated();
+        Participants.awaitReleases();
         final ReclaimStats after = d.stats();
         worst = Math.max(worst, after.inLimbo());
         final long worstSeen = worst;
@@ -137,6 +138,7 @@ class ThreadChurnTest {
 
     private static long settle(final LimboAllocator a) {
         Participants.reapTerminated();
+        Participants.awaitReleases();
         a.trim();
         return a.stats().bytesInUse();
     }

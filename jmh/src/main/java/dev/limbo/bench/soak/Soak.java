@@ -165,6 +165,7 @@ public final class Soak {
 
     private static long settle(final LimboAllocator allocator) {
         Participants.reapTerminated();
+        Participants.awaitReleases();
         allocator.trim();
         return allocator.stats().bytesInUse();
     }
