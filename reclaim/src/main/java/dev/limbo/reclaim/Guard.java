@@ -222,6 +222,10 @@ public abstract class Guard implements AutoCloseable {
         if (domain.amortized) {
             safe.moveAllTo(freeable);
             commit(event, timed, n, true);
+            final long excess = freeable.size() - domain.backlogLimit;
+            if (excess > 0) {
+                freeFromBacklog(excess); // the backlog's bound: see Builder.backlogLimit
+            }
             return;
         }
         if (domain.debug) {
@@ -249,13 +253,16 @@ public abstract class Guard implements AutoCloseable {
      * so that freeing never delays other threads' epoch advance.
      */
     final void freeSome() {
-        final BlockBag list = freeable;
-        if (list.isEmpty()) {
-            return;
+        if (!freeable.isEmpty()) {
+            freeFromBacklog(freesPerPin);
         }
-        int n = freesPerPin;
+    }
+
+    /** Frees up to {@code n} records from the freeable list. */
+    private void freeFromBacklog(final long n) {
+        final BlockBag list = freeable;
         long done = 0;
-        while (n-- > 0) {
+        for (long i = 0; i < n; i++) {
             final long ptr = list.pop();
             if (ptr == 0) {
                 break;

@@ -109,6 +109,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
     final boolean amortized;
     final boolean adaptive;
     final int freesPerPin;
+    /** Amortized free: the most safe records left waiting; beyond it, the excess is freed at once. */
+    final long backlogLimit;
     final int minCalls;
     final int scanThreshold;
     /** Epoch schemes: whether pins announce without a fence, scanners issuing membarrier instead. */
@@ -156,11 +158,12 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.amortized = b.scheme.amortized();
         this.adaptive = b.adaptive;
         this.freesPerPin = b.freesPerPin;
+        this.backlogLimit = b.backlogLimit;
         this.minCalls = b.minCalls;
         this.scanThreshold = b.scanThreshold;
         this.asymmetricFence = b.asymmetricFence && Native.MEMBARRIER;
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
-        final long localRecords = b.debug ? 0 : b.poolRecords;
+        final long localRecords = b.debug || b.bypassPool ? 0 : b.poolRecords;
         this.pool = new RecordPool(allocator, recordBytes + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
         final MemoryLayout[] row = {MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("hazards")};
         this.slotMemory = allocator.allocateZeroed(PerThreadSlots.bytesFor(row));
@@ -687,7 +690,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
         private int maxNesting = 4;
         private final EnumSet<Capability> capabilities = EnumSet.noneOf(Capability.class);
         private boolean debug;
-        private boolean adaptive;
+        private boolean adaptive = true;
+        private long backlogLimit = 4L * BlockLayout.CAPACITY;
+        private boolean bypassPool;
         private int freesPerPin = 1;
         private int minCalls = 100;
         private int scanThreshold = 100;
@@ -774,9 +779,37 @@ public abstract class ReclaimDomain implements AutoCloseable {
             return this;
         }
 
-        /** Amortized free: adapt the frees per pin to the backlog (default off). */
+        /**
+         * Amortized free: adapt the frees per pin to the backlog (default on, as the Token-EBR
+         * artifact's DEAMORTIZE_ADAPTIVELY allows): one more per pin while a block's worth is left
+         * over when a new safe batch arrives, one fewer when nothing is.
+         */
         public Builder adaptive(final boolean on) {
             this.adaptive = on;
+            return this;
+        }
+
+        /**
+         * Amortized free: the most safe records a thread leaves waiting (default 1024). An
+         * operation that retires more than it frees (a tree remove retires two nodes, and one is
+         * freed per pin) would grow the backlog without bound; past the limit, the excess is freed
+         * at once.
+         */
+        public Builder backlogLimit(final long records) {
+            if (records < 0) {
+                throw new IllegalArgumentException("backlog limit must not be negative, was " + records);
+            }
+            this.backlogLimit = records;
+            return this;
+        }
+
+        /**
+         * Sends freed records straight to the allocator, without DEBRA's pool (default off). The
+         * Token-EBR paper frees to the allocator on purpose: that is where batch free hurts, and
+         * where amortized free helps; its benchmarks use this.
+         */
+        public Builder bypassPool(final boolean on) {
+            this.bypassPool = on;
             return this;
         }
 

@@ -106,6 +106,37 @@ class AmortizedFreeTest {
     }
 
     /**
+     * A remove-heavy load: every operation retires two records, and one is freed per pin. The
+     * backlog of safe records must stay within the builder's limit, with adaptation off (the bound
+     * alone) and on (the default).
+     */
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void theBacklogStaysBoundedWhenEveryOperationRetiresTwo(final Scheme scheme) {
+        for (final boolean adaptive : new boolean[] {false, true}) {
+            final LimboAllocator a = LimboAllocator.create();
+            final long baseline = a.stats().bytesInUse();
+            final long limit = 300;
+            final ReclaimDomain d = builder(scheme, a).adaptive(adaptive).backlogLimit(limit).build();
+            try {
+                long worst = 0;
+                for (int i = 0; i < 20_000; i++) {
+                    try (Guard g = d.pin()) {
+                        g.retire(g.allocate());
+                        g.retire(g.allocate());
+                        worst = Math.max(worst, g.freeable.size());
+                    }
+                }
+                assertTrue(worst <= limit, "backlog reached " + worst + ", limit " + limit + " (adaptive " + adaptive + ")");
+                assertTrue(d.stats().freed() >= 40_000 - 4 * limit, () -> "too little freed: " + d.stats());
+            } finally {
+                d.close();
+            }
+            assertEquals(baseline, closeAndMeasure(d, a));
+        }
+    }
+
+    /**
      * Asserts the frees per pin of a batch of {@code n}: nothing for at least two pins (the batch
      * waits for its grace period), then exactly {@code f} per pin until fewer than f are left.
      */
@@ -147,7 +178,8 @@ class AmortizedFreeTest {
         final LimboAllocator a = LimboAllocator.create();
         final long baseline = a.stats().bytesInUse();
         final int n = 8 * BlockLayout.CAPACITY;
-        final ReclaimDomain d = domain(scheme, a, 1, true);
+        // no backlog limit: adaptation alone
+        final ReclaimDomain d = builder(scheme, a).freesPerPin(1).adaptive(true).backlogLimit(Long.MAX_VALUE).build();
         try {
             final Guard g;
             try (Guard first = d.pin()) {

@@ -2,6 +2,7 @@ package dev.limbo.bench.structures;
 
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Scheme;
 import dev.limbo.reclaim.ReclaimStats;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -31,7 +32,9 @@ public class SchemeState {
     /** Creates the allocator and domain (not for {@code jdk}). */
     ReclaimDomain domain(final long recordBytes, final int slots) {
         allocator = LimboAllocator.create();
-        domain = ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).build();
+        // amortized free frees straight to the allocator, as in the Token-EBR paper (where batch free hurts)
+        domain = ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots)
+                .bypassPool(Scheme.of(scheme).amortized()).build();
         return domain;
     }
 

@@ -5,6 +5,7 @@ import dev.limbo.bench.structures.StructureBenchmark.Rng;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Scheme;
 import dev.limbo.reclaim.ReclaimStats;
 import dev.limbo.structures.HarrisMichaelList;
 import dev.limbo.structures.MichaelHashMap;
@@ -105,7 +106,9 @@ public final class TimedTrial {
         }
 
         ReclaimDomain domain(final String scheme, final LimboAllocator allocator) {
-            return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).build();
+            // amortized free frees straight to the allocator, as in the Token-EBR paper
+            return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots)
+                    .bypassPool(Scheme.of(scheme).amortized()).build();
         }
     }
 
