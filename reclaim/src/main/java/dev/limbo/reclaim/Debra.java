@@ -25,7 +25,7 @@ import dev.limbo.core.Participants;
  * decides when the next step runs, so the other pins pay one decrement.
  * unpin, enterQstate: release store of the quiescent announcement (6).
  *
- * Differences from the paper: (a) the announcement word is e << 1 | active, so zero (never pinned)
+ * Differences from the paper: (a) the announcement word is e << 2 | fenced << 1 | active, so zero (never pinned)
  * is quiescent, and the epoch counts by one; (b) bags are freed by stamp (at most E - 3), which
  * frees what the paper's three rotations free, and all bags at once after a jump of 3 epochs;
  * (c) whole bags move, the partial head block included, since all of a bag is safe (§4.5 keeps it
@@ -122,9 +122,8 @@ final class Debra extends EpochDomain {
             final int n = Participants.highWater();
             int next = checked;
             for (int budget = STEP; next < n && budget > 0; budget--) {
-                final long a = debra.announcementOf(next); // (4)
-                if ((a & 1) != 0 && (a >>> 1) != e) {
-                    break; // active in an older epoch: look again at the next step
+                if (debra.holdsBack(debra.announcementOf(next), e)) { // (4)
+                    break; // active in an older epoch (or unfenced after a fallback): look again at the next step
                 }
                 next++;
             }

@@ -6,6 +6,7 @@ import dev.limbo.core.Words;
 import dev.limbo.core.internal.Native;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.EpochAdvanceEvent;
+import dev.limbo.reclaim.internal.FenceFallbackEvent;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -20,9 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * State: a global epoch E (a heap field of the domain, advanced by +1 with a CAS that expects
  * exactly the epoch the advancer validated) and, per thread, an announcement word
- * A = e << 1 | active, written only by its owner (or, once it departed, by the domain), in a
- * heap array with one 128-byte line per participant id. A zero word (a thread that never pinned,
- * or left) is quiescent.
+ * A = e << 2 | fenced << 1 | active, written only by its owner (or, once it departed, by the
+ * domain), in a heap array with one 128-byte line per participant id. A zero word (a thread that
+ * never pinned, or left) is quiescent. The fenced bit says the word was written in symmetric mode
+ * (see (12)).
  *
  * Limbo bags: each thread has three bags; bag (e mod 3) receives what the thread retires while it
  * is pinned at its local epoch e, and each bag carries the local epoch it was filled in (its stamp).
@@ -71,7 +73,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *      gives the invariant below (E <= e + 1 while pinned at e). (1b) is an opaque load: (3)
  *      already keeps it after (2), and (1) acquired the value it compares with; when E moved, it
  *      is read again with (1) before the thread observes the new epoch.
- *  (2) store of the announcement A = e << 1 | 1, and
+ *  (2) store of the announcement A = e << 2 | active (| fenced, in symmetric mode), and
  *  (3) StoreLoad between the announcement and every pointer the section reads, in one of two ways:
  *      symmetric: (2) and (3) are one volatile getAndSet (x86: xchg, implicitly locked, a full
  *      barrier; about 6.5 ns here against 10 ns for a store plus VarHandle.fullFence). With (4)
@@ -106,11 +108,23 @@ import java.util.concurrent.atomic.AtomicLong;
  *  (4) acquire loads of other threads' announcements while scanning.
  *  (5) CAS E: e -> e + 1, expecting the validated e exactly, so a stale scanner cannot skip an
  *      epoch (a failed CAS means someone else advanced).
- *  (6) release store of A = e << 1 when leaving: every read of the section happens-before a
+ *  (6) release store of A = e << 2 (| fenced) when leaving: every read of the section happens-before a
  *      scanner that sees the thread quiescent.
  *  (7) symmetric mode: a full fence before flush's scan, which runs outside a section.
  *  (11) protect's and protectIfEqual's acquire load of the word at the address; pairs with the
  *      release store or CAS that published the node, so its initialization is visible.
+ *
+ *  (12) fallback: a heavy barrier (8) that fails at run time (the kernel refuses membarrier) sets
+ *      the volatile fallback flag, counts it (stats().fenceFallbacks()) and emits a JFR
+ *      dev.limbo.FenceFallback event. Every later pin reads the flag before announcing and then
+ *      fences as in symmetric mode, and every later unpin marks its quiescent word fenced. A word
+ *      written before the flag was seen may be an unfenced announcement still in its writer's
+ *      store buffer, which no scan can trust without the barrier that failed: while the flag is
+ *      set, a scan treats a non-zero word without the fenced bit as holding the epoch back, like
+ *      an active thread in an older epoch, until its owner pins or unpins again (or departs,
+ *      which zeroes it). Scans then fence for themselves, as in symmetric mode. So after a failure
+ *      the epoch still advances, once every thread that used the domain has passed a pin or an
+ *      unpin; a thread idle since before the failure holds reclamation back until then.
  *
  * Thread exit: a departed thread's bags become one orphan stamped with the global epoch E_h read
  * after its last retire; it is freed when E >= E_h + 2 (the two advances after E_h validate every
@@ -126,6 +140,9 @@ abstract class EpochDomain extends ReclaimDomain {
     private static final VarHandle ANNOUNCEMENTS =
             MethodHandles.arrayElementVarHandle(long[].class).withInvokeExactBehavior();
     private static final int STRIDE = (int) (Layouts.PADDED / Long.BYTES);
+    /** Announcement bits: the thread is in a section; the word was written fenced (12). */
+    static final long ACTIVE = 1;
+    static final long FENCED = 2;
 
     private static final VarHandle EPOCH;
     private static final VarHandle BARRIER_EPOCH;
@@ -149,7 +166,7 @@ abstract class EpochDomain extends ReclaimDomain {
      * E needs no padding.
      */
     @SuppressWarnings("unused") // accessed through EPOCH
-    private volatile long epoch;
+    private volatile long epoch = 1; // from 1: a zero announcement word always means "never pinned, or departed"
     /** Asymmetric mode: the epoch the last heavy barrier covers (8)-(10); -1 before the first. */
     @SuppressWarnings("unused") // accessed through BARRIER_EPOCH
     private volatile long barrierEpoch = -1;
@@ -162,6 +179,11 @@ abstract class EpochDomain extends ReclaimDomain {
     private final AtomicLong advances = new AtomicLong();
     /** When the last heavy barrier was issued; a racy rationing hint, not a safety condition. */
     private long lastBarrierNanos;
+    /** (12): set when a heavy barrier failed; from then on every pin fences. */
+    private volatile boolean fallback;
+    private final AtomicLong fenceFallbacks = new AtomicLong();
+    /** The heavy barrier (8); replaceable by tests in this package, to make it fail. */
+    Runnable heavyBarrierCall = Native::membarrier;
 
     EpochDomain(final Builder b) {
         super(b);
@@ -178,25 +200,51 @@ abstract class EpochDomain extends ReclaimDomain {
         if (!asymmetricFence || (long) BARRIER_EPOCH.getAcquire(this) == e) { // (9)
             return true;
         }
+        if (fallback) {
+            VarHandle.fullFence(); // (12): scans fence for themselves, as in symmetric mode
+            return true;
+        }
         final long now = System.nanoTime();
         if (now - lastBarrierNanos < heavyBarrierIntervalNanos) {
             return false;
         }
         lastBarrierNanos = now;
+        return heavyBarrier(e);
+    }
+
+    /**
+     * (8) then (10): the heavy barrier, published as covering epoch {@code e}; if it fails, the
+     * domain falls back to fenced pins (12) and the caller's scan fences for itself. Always true:
+     * either way the scan that follows may trust what it reads.
+     */
+    private boolean heavyBarrier(final long e) {
         try {
-            heavyBarrier(e);
+            heavyBarrierCall.run(); // (8)
         } catch (final RuntimeException refused) {
-            // The kernel refused (ENOMEM, say). This runs inside pin(), which must not fail half
-            // way: the advance waits for the next try, and flush() reports the error.
-            return false;
+            if (!fallback) {
+                fallback = true; // (12)
+                fenceFallbacks.incrementAndGet();
+                FenceFallbackEvent.emit(scheme.id(), String.valueOf(refused.getMessage()));
+            }
+            VarHandle.fullFence();
+            return true;
         }
+        BARRIER_EPOCH.setRelease(this, e); // (10) pairs with (9)
         return true;
     }
 
-    /** (8) then (10): the heavy barrier, published as covering epoch {@code e}. */
-    private void heavyBarrier(final long e) {
-        Native.membarrier(); // (8)
-        BARRIER_EPOCH.setRelease(this, e); // (10) pairs with (9)
+    /** Heavy barriers that failed and made the domain fall back to fenced pins (12): 0 or 1. */
+    @Override
+    final long fenceFallbacks() {
+        return fenceFallbacks.get();
+    }
+
+    /**
+     * Whether announcement {@code a} holds the epoch back from advancing past {@code e}: its
+     * thread is active in another epoch, or (12) the word was written unfenced before a fallback.
+     */
+    final boolean holdsBack(final long a, final long e) {
+        return (a & ACTIVE) != 0 && (a >>> 2) != e || a != 0 && (a & FENCED) == 0 && fallback;
     }
 
     @Override
@@ -232,8 +280,7 @@ abstract class EpochDomain extends ReclaimDomain {
     final boolean everyoneAt(final long e) {
         final int n = Participants.highWater();
         for (int id = 0; id < n; id++) {
-            final long a = announcementOf(id); // (4)
-            if ((a & 1) != 0 && (a >>> 1) != e) {
+            if (holdsBack(announcementOf(id), e)) { // (4)
                 return false;
             }
         }
@@ -258,8 +305,8 @@ abstract class EpochDomain extends ReclaimDomain {
         for (int round = 0; round < 3; round++) {
             final long e = globalEpoch(); // (1)
             g.observe(e);
-            if (asymmetricFence) {
-                heavyBarrier(e); // (8)
+            if (asymmetricFence && !fallback) {
+                heavyBarrier(e); // (8), or (12)
             } else {
                 Words.fullFence(); // (7)
             }
@@ -352,12 +399,13 @@ abstract class EpochDomain extends ReclaimDomain {
 
         /** Announces local epoch {@code e}: (2) and (3), by the domain's mode. */
         final void announce(final long e) {
-            if (asymmetric) {
-                ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 1 | 1); // (2)
+            if (asymmetric && !epochs.fallback) { // (12): the flag is read before announcing
+                ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 2 | ACTIVE); // (2)
                 VarHandle.acquireFence(); // (3): program order only; (8) does the rest
             } else {
                 // (2), (3); the exact invocation needs the returned previous word, which is not used
-                final long previous = (long) ANNOUNCEMENTS.getAndSet(announcements, announcement, e << 1 | 1);
+                final long previous = (long) ANNOUNCEMENTS.getAndSet(announcements, announcement,
+                        e << 2 | FENCED | ACTIVE);
             }
         }
 
@@ -383,7 +431,8 @@ abstract class EpochDomain extends ReclaimDomain {
 
         @Override
         final void exit() {
-            ANNOUNCEMENTS.setRelease(announcements, announcement, epoch << 1); // (6)
+            final long fenced = asymmetric && !epochs.fallback ? 0 : FENCED; // (12)
+            ANNOUNCEMENTS.setRelease(announcements, announcement, epoch << 2 | fenced); // (6)
         }
 
         @Override

@@ -9,6 +9,7 @@ import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
 import dev.limbo.reclaim.internal.BlockSource;
 import dev.limbo.reclaim.internal.EpochAdvanceEvent;
+import dev.limbo.reclaim.internal.FenceFallbackEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.RecordPool;
@@ -91,6 +92,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         // the first pinned section that advances an epoch, scans or frees, where it would hold
         // every other thread's reclamation back for as long.
         new EpochAdvanceEvent();
+        new FenceFallbackEvent();
         new ReclamationEvent();
         new HazardScanEvent();
     }
@@ -303,7 +305,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             }
         }
         return new ReclaimStats(scheme.id(), retired, freed, retired - freed, advances(), scans.get(),
-                pool.sharedRecords());
+                pool.sharedRecords(), fenceFallbacks());
     }
 
     /** Allocates a record outside any section, bypassing the pool: construction only. */
@@ -564,6 +566,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** Epoch advances so far; 0 for schemes without epochs. */
     abstract long advances();
+
+    /** Heavy barriers that failed and made the domain fall back to fenced pins; 0 for schemes without them. */
+    long fenceFallbacks() {
+        return 0;
+    }
 
     /**
      * The scheme's garbage bound, as its implementation notes state it: the most retired records

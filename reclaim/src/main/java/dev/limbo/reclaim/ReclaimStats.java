@@ -16,7 +16,9 @@ package dev.limbo.reclaim;
  *                 every hazard slot ({@code hp}: each scan). A scan that stops at a thread that
  *                 blocks the epoch's advance is not counted.
  * @param pooled   free records cached in the pool's shared stack (per-thread bags not counted)
+ * @param fenceFallbacks heavy barriers ({@code membarrier}) that failed at run time and made an
+ *                 epoch domain in asymmetric mode fall back to a fence per pin: 0 or 1
  */
 public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
-                           long pooled) {
+                           long pooled, long fenceFallbacks) {
 }

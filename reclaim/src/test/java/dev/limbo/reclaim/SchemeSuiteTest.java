@@ -638,7 +638,9 @@ class SchemeSuiteTest {
                         }
                         try (Guard g = d.pin()) {
                             final long local = ((EpochDomain.EpochGuard) g).epoch;
-                            assertEquals(local << 1 | 1, epochs.announcementOf(g.id), "announcement");
+                            final long fenced = d.asymmetricFence ? 0 : EpochDomain.FENCED;
+                            assertEquals(local << 2 | fenced | EpochDomain.ACTIVE, epochs.announcementOf(g.id),
+                                    "announcement");
                             for (int spin = 0; spin < (i & 15); spin++) {
                                 Thread.onSpinWait();
                             }
