@@ -27,7 +27,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  *
  * <p>Every state starts with a cell that links node r (a padded word of its own) and a quiescent
  * announcement word (0). Actor {@code reader} announces epoch {@value #EPOCH} as
- * {@code EpochGuard.announce} does in symmetric mode, a getAndSet of {@code e << 1 | 1} on a heap
+ * {@code EpochGuard.announce} does in symmetric mode, a getAndSet of an active announcement word on a heap
  * array word (the store (2) and the full fence (3) in one locked instruction), then acquire-loads the cell, as {@code EpochGuard.protect} does. Actor {@code unlinkScan} unlinks r
  * with a CAS r -> 0, as a data structure does before it retires r, then scans: a full fence (the
  * scanner's own (3) when it scans on pin, or (7) in flush) and an acquire load (4) of the reader's
