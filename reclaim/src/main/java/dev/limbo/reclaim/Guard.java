@@ -82,6 +82,8 @@ public abstract class Guard implements AutoCloseable {
     int nesting;
     /** Amortized free: records freed per outermost pin (adapts when the domain says so). */
     int freesPerPin;
+    /** Between {@link ReclaimDomain#offline()} and {@link ReclaimDomain#online()}; owner only. */
+    boolean offline;
     /** Set when the thread's participant id was released; the guard is then never used again. */
     boolean released;
     @SuppressWarnings("unused") // accessed through RETIRED

@@ -210,6 +210,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
         }
         final int depth = g.nesting;
         if (depth == 0) {
+            if (g.offline) {
+                throw new IllegalStateException("pin() while offline: call online() first");
+            }
             enterOutermost(g);
         } else {
             g.checkOwner();
@@ -264,6 +267,63 @@ public abstract class ReclaimDomain implements AutoCloseable {
             Guard.NESTING.setRelease(g, 0); // (C7)
             throw t;
         }
+    }
+
+    /**
+     * Announces that the calling thread is in a quiescent state: it holds no reference to any
+     * node of the domain. Quiescent-state-based schemes (QSBR) count on it; the schemes that
+     * track sections ({@code pin()}) are quiescent between sections already, so for them it only
+     * checks that the thread is not pinned.
+     *
+     * @throws IllegalStateException if the calling thread is pinned, or the domain is closed
+     */
+    public final void quiescent() {
+        quiescentState(outsideSections("quiescent()"));
+    }
+
+    /**
+     * Takes the calling thread out of the scheme's view, for a stretch in which it will not touch
+     * the domain (a blocking call, a long computation): no scheme waits for it meanwhile. Until
+     * {@link #online()}, its pins throw {@link IllegalStateException}.
+     *
+     * @throws IllegalStateException if the calling thread is pinned or already offline, or the domain is closed
+     */
+    public final void offline() {
+        final Guard g = outsideSections("offline()");
+        if (g.offline) {
+            throw new IllegalStateException("offline() twice: the thread is offline already");
+        }
+        g.offline = true;
+        wentOffline(g);
+    }
+
+    /**
+     * Brings the calling thread back after {@link #offline()}.
+     *
+     * @throws IllegalStateException if the calling thread is not offline, or the domain is closed
+     */
+    public final void online() {
+        checkOpen();
+        final Guard g = guards.get(Participants.current());
+        if (g == null || !g.offline) {
+            throw new IllegalStateException("online() without offline(): the thread is online");
+        }
+        g.offline = false;
+        cameOnline(g);
+    }
+
+    /** The calling thread's guard, after checking that the domain is open and the thread not pinned. */
+    private Guard outsideSections(final String call) {
+        checkOpen();
+        final int id = Participants.current();
+        Guard g = guards.get(id);
+        if (g == null) {
+            g = register(id);
+        }
+        if (g.nesting != 0) {
+            throw new IllegalStateException(call + " inside a pinned section: close the guard first");
+        }
+        return g;
     }
 
     /**
@@ -563,6 +623,18 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** Teardown: moves every record that {@code g} still tracks into {@code target}. */
     abstract void drainRetired(Guard g, BlockBag target);
+
+    /** Scheme part of {@link #quiescent()}: the thread, not pinned, passes a quiescent state. */
+    void quiescentState(final Guard g) {
+    }
+
+    /** Scheme part of {@link #offline()}: the thread, not pinned, leaves the scheme's view. */
+    void wentOffline(final Guard g) {
+    }
+
+    /** Scheme part of {@link #online()}: the thread rejoins the scheme's view. */
+    void cameOnline(final Guard g) {
+    }
 
     /** Epoch advances so far; 0 for schemes without epochs. */
     abstract long advances();
