@@ -122,6 +122,33 @@ public abstract class Guard implements AutoCloseable {
     public abstract void retire(long ptr);
 
     /**
+     * Stores link {@code ptr} (marks allowed) into the shared field at region offset
+     * {@code address} with a release store, publishing what the target's initialization wrote.
+     * Structures write every link of a published node through the guard, never with {@link Words}
+     * directly: a reference-counting scheme adjusts the counts of the old and the new target here;
+     * for every other scheme it is exactly {@code Words.sr}.
+     */
+    public void store(final long address, final long ptr) {
+        Words.sr(address, ptr);
+    }
+
+    /**
+     * Compares and sets the link at {@code address} from {@code expected} to {@code ptr} (marks
+     * included), as {@code Words.cas} does; a counting scheme moves the counts when it succeeds.
+     */
+    public boolean cas(final long address, final long expected, final long ptr) {
+        return Words.cas(address, expected, ptr);
+    }
+
+    /**
+     * Initializes a link of a node that no other thread can reach yet (before it is published): a
+     * plain store; a counting scheme counts the new reference.
+     */
+    public void initLink(final long address, final long ptr) {
+        Words.sp(address, ptr);
+    }
+
+    /**
      * A record of the domain's {@linkplain ReclaimDomain#recordBytes() size}, from the pool; only
      * inside the section.
      */
