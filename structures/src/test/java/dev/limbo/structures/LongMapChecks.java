@@ -369,6 +369,10 @@ final class LongMapChecks {
             }
         }
 
+        int size() {
+            return n;
+        }
+
         long[] toArray() {
             return Arrays.copyOf(a, n);
         }
