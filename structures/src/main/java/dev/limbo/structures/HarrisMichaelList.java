@@ -233,7 +233,7 @@ public final class HarrisMichaelList extends OffHeapStructure {
 
     @Override
     void freeNodes() {
-        freeAll(domain, head);
+        freeAll(this, head);
         domain.allocator().free(head);
     }
 
@@ -385,13 +385,13 @@ public final class HarrisMichaelList extends OffHeapStructure {
         return g.locals()[W_COUNT];
     }
 
-    /** Frees every node linked from {@code head} and clears it: teardown, no operation may run. */
-    static void freeAll(final ReclaimDomain domain, final long head) {
+    /** Frees every node linked from {@code head} and clears it: {@code owner}'s teardown, no operation may run. */
+    static void freeAll(final OffHeapStructure owner, final long head) {
         long cur = Words.lp(head) & ~MARK;
         Words.sp(head, 0L);
         while (cur != 0) {
             final long next = Words.lp(cur + NEXT) & ~MARK;
-            domain.freeExclusive(cur);
+            owner.freeNode(cur);
             cur = next;
         }
     }

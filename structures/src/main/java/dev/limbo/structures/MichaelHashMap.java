@@ -173,7 +173,7 @@ public final class MichaelHashMap extends OffHeapStructure {
     @Override
     void freeNodes() {
         for (int b = 0; b <= mask; b++) {
-            HarrisMichaelList.freeAll(domain, buckets + ((long) b << 3));
+            HarrisMichaelList.freeAll(this, buckets + ((long) b << 3));
         }
         domain.allocator().free(buckets);
     }

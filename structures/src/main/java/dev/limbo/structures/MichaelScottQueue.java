@@ -132,7 +132,7 @@ public final class MichaelScottQueue extends OffHeapStructure {
         long node = Words.la(head);
         while (node != 0) {
             final long next = Words.lp(node + NEXT);
-            domain.freeExclusive(node);
+            freeNode(node);
             node = next;
         }
         domain.allocator().free(cells);

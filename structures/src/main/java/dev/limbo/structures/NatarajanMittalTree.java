@@ -167,8 +167,9 @@ import java.util.Locale;
  * Teardown and the quiescent checks (close, keysInOrder, checkInvariants) use plain loads.
  * }</pre>
  *
- * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Use the
- * tree only while its domain is open, and {@link #close()} it before closing the domain.
+ * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Close
+ * the tree before its domain: operations over a closed domain throw (closing the tree still frees
+ * its nodes).
  */
 public final class NatarajanMittalTree extends OffHeapStructure {
 
@@ -556,7 +557,7 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                 stack[n++] = left;
                 stack[n++] = right;
             }
-            domain.freeExclusive(node);
+            freeNode(node);
         }
     }
 

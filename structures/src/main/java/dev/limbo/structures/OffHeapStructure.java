@@ -23,7 +23,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>{@link #close()} may run while other threads still use the structure: it refuses new
  * operations ({@link IllegalStateException}), waits for the operations in flight to end, then frees
  * every node. Closing the structure does not close its domain, which may be shared; close the
- * structure first.
+ * structure first. A structure closed after its domain still frees its nodes.
  *
  * <pre>{@code
  * Implementation notes
@@ -195,11 +195,20 @@ public abstract class OffHeapStructure implements AutoCloseable {
         return closed;
     }
 
-    /**
-     * Frees every node still linked, with {@link ReclaimDomain#freeExclusive}; runs once, after
-     * every operation ended.
-     */
+    /** Frees every node still linked, with {@link #freeNode}; runs once, after every operation ended. */
     abstract void freeNodes();
+
+    /**
+     * Teardown: frees a node that no operation can reach any more. Through the domain while it is
+     * open; once the domain is closed it tracks nothing, so straight to its allocator.
+     */
+    final void freeNode(final long node) {
+        if (domain.isClosed()) {
+            domain.allocator().free(node);
+        } else {
+            domain.freeExclusive(node);
+        }
+    }
 
     static long checkKey(final long key) {
         if (key == RESERVED_KEY) {

@@ -101,7 +101,7 @@ public final class TreiberStack extends OffHeapStructure {
         long node = Words.la(top);
         while (node != 0) {
             final long next = Words.lp(node + NEXT);
-            domain.freeExclusive(node);
+            freeNode(node);
             node = next;
         }
         domain.allocator().free(top);

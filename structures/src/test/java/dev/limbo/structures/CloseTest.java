@@ -15,7 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Closing a structure: while other threads operate on it, and while an operation stays in flight.
+ * Closing a structure: while other threads operate on it, after its domain was closed, and while
+ * an operation stays in flight.
  */
 class CloseTest {
 
@@ -59,6 +60,29 @@ class CloseTest {
         assertTrue(f.structure.isClosed());
         workers.join();
         f.closeAndCheckMemory();
+    }
+
+    /**
+     * Closing the domain first, then the structure: the structure still frees every node (the
+     * domain has let go of its retired ones), refuses operations, and a second close does nothing.
+     */
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("dev.limbo.structures.Kind#withEveryScheme")
+    void closeAfterTheDomainFreesTheNodes(final Kind kind, final Scheme scheme) {
+        final Fixture f = new Fixture(kind, scheme, true);
+        final Workload w = Workload.of(f, 0, 1, KEYS, 5);
+        while (w.steps < 2_000) {
+            w.step();
+        }
+        final long leaked = f.leakedByNone();
+        f.domain.close();
+        f.structure.close();
+        assertTrue(f.structure.isClosed());
+        f.assertBytesBack(leaked);
+        f.structure.close();
+        f.assertBytesBack(leaked);
+        final IllegalStateException e = assertThrows(IllegalStateException.class, w::step);
+        assertEquals(kind.closedMessage(), e.getMessage());
     }
 
     /**
