@@ -92,6 +92,10 @@ public abstract class OffHeapStructure implements AutoCloseable {
      * @param nodeBytes the node size; the domain's records must be at least this large
      */
     OffHeapStructure(final ReclaimDomain domain, final int slots, final long nodeBytes) {
+        Objects.requireNonNull(domain, "domain must not be null");
+        if (domain.isClosed()) {
+            throw new IllegalStateException(getClass().getSimpleName() + " cannot be built over a closed domain");
+        }
         domain.requireSlots(slots);
         if (domain.recordBytes() < nodeBytes) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
