@@ -106,7 +106,8 @@ import static dev.limbo.structures.ListNodeLayout.VALUE;
  * not freed, so not reused: the CASes (4), (5), (6) that expect a protected node's address cannot
  * succeed on a recycled record (ABA), and they expect the exact unmarked predecessor word, so a
  * marked (removed) predecessor is never modified. The head word lives outside the domain's records
- * and is freed only by close().
+ * and is freed only by close(), after every operation has ended (OffHeapStructure's in-flight
+ * count).
  * }</pre>
  *
  * <p>Keys are ordered by signed comparison; {@link #RESERVED_KEY} is rejected as a key and
@@ -146,8 +147,11 @@ public final class HarrisMichaelList extends OffHeapStructure {
     /** Adds {@code key} to the set (mapped to 0); returns whether it was absent. */
     public boolean insert(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return put(g, domain, head, key, 0L, false) == RESERVED;
+        } finally {
+            exit(op);
         }
     }
 
@@ -158,8 +162,11 @@ public final class HarrisMichaelList extends OffHeapStructure {
     public long putIfAbsent(final long key, final long value) {
         checkKey(key);
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return put(g, domain, head, key, value, false);
+        } finally {
+            exit(op);
         }
     }
 
@@ -170,32 +177,44 @@ public final class HarrisMichaelList extends OffHeapStructure {
     public long put(final long key, final long value) {
         checkKey(key);
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return put(g, domain, head, key, value, true);
+        } finally {
+            exit(op);
         }
     }
 
     /** The value mapped to {@code key}, or {@link #RESERVED} if absent. */
     public long get(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return get(g, head, key);
+        } finally {
+            exit(op);
         }
     }
 
     /** Whether {@code key} is present. */
     public boolean contains(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return find(g, head, key);
+        } finally {
+            exit(op);
         }
     }
 
     /** Removes {@code key}; returns the value it had, or {@link #RESERVED} if it was absent. */
     public long remove(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return remove(g, head, key);
+        } finally {
+            exit(op);
         }
     }
 
@@ -204,14 +223,17 @@ public final class HarrisMichaelList extends OffHeapStructure {
      * (neither a snapshot nor linearizable), exact when it is quiescent. O(n).
      */
     public long size() {
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return count(g, head);
+        } finally {
+            exit(op);
         }
     }
 
     @Override
     void freeNodes() {
-        freeAll(domain, head);
+        freeAll(this, head);
         domain.allocator().free(head);
     }
 
@@ -363,13 +385,13 @@ public final class HarrisMichaelList extends OffHeapStructure {
         return g.locals()[W_COUNT];
     }
 
-    /** Frees every node linked from {@code head} and clears it: teardown, no other thread may run. */
-    static void freeAll(final ReclaimDomain domain, final long head) {
+    /** Frees every node linked from {@code head} and clears it: {@code owner}'s teardown, no operation may run. */
+    static void freeAll(final OffHeapStructure owner, final long head) {
         long cur = Words.lp(head) & ~MARK;
         Words.sp(head, 0L);
         while (cur != 0) {
             final long next = Words.lp(cur + NEXT) & ~MARK;
-            domain.freeExclusive(cur);
+            owner.freeNode(cur);
             cur = next;
         }
     }

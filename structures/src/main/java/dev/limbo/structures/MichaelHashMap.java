@@ -43,7 +43,8 @@ import java.util.Locale;
  * and by the lists' CASes; (1)-(9) as in HarrisMichaelList.
  *
  * Reclamation and ABA: as in HarrisMichaelList: a node is retired once, by its unlinker; every
- * CAS expects a protected node or a head word, which is never freed before close().
+ * CAS expects a protected node or a head word, which is never freed before close(), and close()
+ * frees only after every operation has ended (OffHeapStructure's in-flight count).
  * }</pre>
  */
 public final class MichaelHashMap extends OffHeapStructure {
@@ -95,8 +96,11 @@ public final class MichaelHashMap extends OffHeapStructure {
     public long putIfAbsent(final long key, final long value) {
         checkKey(key);
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return HarrisMichaelList.put(g, domain, bucket(key), key, value, false);
+        } finally {
+            exit(op);
         }
     }
 
@@ -107,32 +111,44 @@ public final class MichaelHashMap extends OffHeapStructure {
     public long put(final long key, final long value) {
         checkKey(key);
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return HarrisMichaelList.put(g, domain, bucket(key), key, value, true);
+        } finally {
+            exit(op);
         }
     }
 
     /** The value mapped to {@code key}, or {@link #RESERVED} if absent. */
     public long get(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return HarrisMichaelList.get(g, bucket(key), key);
+        } finally {
+            exit(op);
         }
     }
 
     /** Whether {@code key} is present. */
     public boolean contains(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return HarrisMichaelList.find(g, bucket(key), key);
+        } finally {
+            exit(op);
         }
     }
 
     /** Removes {@code key}; returns the value it had, or {@link #RESERVED} if it was absent. */
     public long remove(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return HarrisMichaelList.remove(g, bucket(key), key);
+        } finally {
+            exit(op);
         }
     }
 
@@ -143,10 +159,13 @@ public final class MichaelHashMap extends OffHeapStructure {
      */
     public long size() {
         long n = 0;
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             for (int b = 0; b <= mask; b++) {
                 n += HarrisMichaelList.count(g, buckets + ((long) b << 3));
             }
+        } finally {
+            exit(op);
         }
         return n;
     }
@@ -154,7 +173,7 @@ public final class MichaelHashMap extends OffHeapStructure {
     @Override
     void freeNodes() {
         for (int b = 0; b <= mask; b++) {
-            HarrisMichaelList.freeAll(domain, buckets + ((long) b << 3));
+            HarrisMichaelList.freeAll(this, buckets + ((long) b << 3));
         }
         domain.allocator().free(buckets);
     }

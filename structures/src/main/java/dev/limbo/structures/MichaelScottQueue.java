@@ -38,7 +38,9 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * as CAS expectations (dequeue re-checks head after protecting next, so next was reachable), so no
  * node is reused while a CAS may still expect it: the classic ABA on head or tail cannot happen.
  * The lagging-tail swing (4) may install a node that is dequeued meanwhile only after it is
- * already past head, which the head-never-passes-tail invariant rules out.
+ * already past head, which the head-never-passes-tail invariant rules out. close() frees the chain
+ * and the head and tail words only after every operation has ended (OffHeapStructure's in-flight
+ * count).
  * }</pre>
  */
 public final class MichaelScottQueue extends OffHeapStructure {
@@ -62,7 +64,8 @@ public final class MichaelScottQueue extends OffHeapStructure {
     /** Appends {@code value} ({@link #RESERVED} is rejected). */
     public void enqueue(final long value) {
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long node = g.allocate();
             Words.sp(node + VALUE, value);
             Words.sp(node + NEXT, 0);
@@ -79,12 +82,15 @@ public final class MichaelScottQueue extends OffHeapStructure {
                     return;
                 }
             }
+        } finally {
+            exit(op);
         }
     }
 
     /** Removes and returns the oldest value, or {@link #RESERVED} if the queue is empty. */
     public long dequeue() {
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             while (true) {
                 final long h = g.protect(0, head); // (5)
                 final long t = Words.la(tail); // (5)
@@ -105,14 +111,19 @@ public final class MichaelScottQueue extends OffHeapStructure {
                     return value;
                 }
             }
+        } finally {
+            exit(op);
         }
     }
 
     /** Whether the queue looked empty at some moment during the call. */
     public boolean isEmpty() {
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long h = g.protect(0, head);
             return g.protect(1, h + NEXT) == 0 && h == Words.la(head);
+        } finally {
+            exit(op);
         }
     }
 
@@ -121,7 +132,7 @@ public final class MichaelScottQueue extends OffHeapStructure {
         long node = Words.la(head);
         while (node != 0) {
             final long next = Words.lp(node + NEXT);
-            domain.freeExclusive(node);
+            freeNode(node);
             node = next;
         }
         domain.allocator().free(cells);

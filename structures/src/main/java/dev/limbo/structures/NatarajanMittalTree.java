@@ -141,7 +141,8 @@ import java.util.Locale;
  * safe under every scheme. The deleters of the removed flagged leaves read their values right
  * after their flag CAS, while the leaf was protected, and then only compare addresses.
  * Unpublished nodes (an insert that finds the key after allocating) go back with freeExclusive.
- * close() frees the nodes still reachable; removed nodes are all retired, none is left behind.
+ * close() frees the nodes still reachable, after every operation has ended (OffHeapStructure's
+ * in-flight count); removed nodes are all retired, none is left behind.
  *
  * ABA: a CAS expects a pointer that the operation holds protected (pinned epoch, or hazard), so
  * the expected node cannot be freed and reused in between; marks are part of the compared word.
@@ -167,8 +168,9 @@ import java.util.Locale;
  * Teardown and the quiescent checks (close, keysInOrder, checkInvariants) use plain loads.
  * }</pre>
  *
- * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Use the
- * tree only while its domain is open, and {@link #close()} it before closing the domain.
+ * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Close
+ * the tree before its domain: operations over a closed domain throw (closing the tree still frees
+ * its nodes).
  */
 public final class NatarajanMittalTree extends OffHeapStructure {
 
@@ -245,7 +247,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     /** The value mapped to {@code key}, or {@link #RESERVED} if absent. */
     public long get(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long[] r = g.locals();
             seek(g, key, r);
             final long leaf = r[LEAF];
@@ -253,6 +256,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                 return Words.lp(leaf + VALUE);
             }
             return RESERVED;
+        } finally {
+            exit(op);
         }
     }
 
@@ -273,7 +278,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     public long putIfAbsent(final long key, final long value) {
         checkKey(key);
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long[] r = g.locals();
             long internal = 0;
             long fresh = 0;
@@ -312,13 +318,16 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                     cleanup(g, key, r);
                 }
             }
+        } finally {
+            exit(op);
         }
     }
 
     /** Removes {@code key}; returns the value it had, or {@link #RESERVED} if absent. */
     public long remove(final long key) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long[] r = g.locals();
             // injection mode
             long victim;
@@ -354,6 +363,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                     return value;
                 }
             }
+        } finally {
+            exit(op);
         }
     }
 
@@ -365,36 +376,41 @@ public final class NatarajanMittalTree extends OffHeapStructure {
      * position. Not linearizable.
      */
     public long size() {
-        long count = 0;
-        long k = Long.MIN_VALUE;
-        while (true) {
-            final long leafKey;
-            final long leafEdge;
-            final long leftTurn;
-            try (Guard g = pin()) {
-                final long[] r = g.locals();
-                seek(g, k, r);
-                leafKey = Words.lp(r[LEAF] + KEY);
-                leafEdge = r[LEAF_EDGE];
-                leftTurn = r[LEFT_TURN];
-            }
-            if (leafKey >= k) { // the leaf on k's path is the smallest key >= k
-                if (leafKey == INF) {
+        final int op = enter();
+        try {
+            long count = 0;
+            long k = Long.MIN_VALUE;
+            while (true) {
+                final long leafKey;
+                final long leafEdge;
+                final long leftTurn;
+                try (Guard g = domain.pin()) {
+                    final long[] r = g.locals();
+                    seek(g, k, r);
+                    leafKey = Words.lp(r[LEAF] + KEY);
+                    leafEdge = r[LEAF_EDGE];
+                    leftTurn = r[LEFT_TURN];
+                }
+                if (leafKey >= k) { // the leaf on k's path is the smallest key >= k
+                    if (leafKey == INF) {
+                        return count;
+                    }
+                    if ((leafEdge & FLAG) == 0) {
+                        count++;
+                    }
+                    k = leafKey + 1;
+                } else { // the smallest key >= k is the leftmost leaf right of the last left turn
+                    if (leftTurn == INF) {
+                        return count;
+                    }
+                    k = leftTurn;
+                }
+                if (k == INF) {
                     return count;
                 }
-                if ((leafEdge & FLAG) == 0) {
-                    count++;
-                }
-                k = leafKey + 1;
-            } else { // the smallest key >= k is the leftmost leaf right of the last left turn
-                if (leftTurn == INF) {
-                    return count;
-                }
-                k = leftTurn;
             }
-            if (k == INF) {
-                return count;
-            }
+        } finally {
+            exit(op);
         }
     }
 
@@ -543,7 +559,7 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                 stack[n++] = left;
                 stack[n++] = right;
             }
-            domain.freeExclusive(node);
+            freeNode(node);
         }
     }
 
@@ -555,7 +571,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
      */
     boolean stalledRemove(final long key, final boolean tagSibling) {
         checkKey(key);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long[] r = g.locals();
             seek(g, key, r);
             final long leaf = r[LEAF];
@@ -571,6 +588,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                 tag(parent + (left ? RIGHT : LEFT));
             }
             return true;
+        } finally {
+            exit(op);
         }
     }
 

@@ -34,7 +34,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * Reclamation and ABA: pop retires the node it unlinked; only the thread whose CAS (1) succeeded
  * does. The ABA problem of Treiber's stack (top read as A, A popped and freed, reused and pushed
  * again, the stale CAS succeeding with a stale next) cannot happen: A is protected from the read
- * (2) to the CAS, so it is not freed and so not reused meanwhile.
+ * (2) to the CAS, so it is not freed and so not reused meanwhile. close() frees the chain and the
+ * top word only after every operation has ended (OffHeapStructure's in-flight count).
  * }</pre>
  */
 public final class TreiberStack extends OffHeapStructure {
@@ -50,7 +51,8 @@ public final class TreiberStack extends OffHeapStructure {
     /** Pushes {@code value} ({@link #RESERVED} is rejected). */
     public void push(final long value) {
         checkValue(value);
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             final long node = g.allocate();
             Words.sp(node + VALUE, value);
             long t;
@@ -58,12 +60,15 @@ public final class TreiberStack extends OffHeapStructure {
                 t = Words.la(top);
                 Words.sp(node + NEXT, t);
             } while (!Words.cas(top, t, node)); // (1)
+        } finally {
+            exit(op);
         }
     }
 
     /** Pops the top value, or returns {@link #RESERVED} if the stack is empty. */
     public long pop() {
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             while (true) {
                 final long t = g.protect(0, top); // (2)
                 if (t == 0) {
@@ -76,13 +81,18 @@ public final class TreiberStack extends OffHeapStructure {
                     return value;
                 }
             }
+        } finally {
+            exit(op);
         }
     }
 
     /** Whether the stack looked empty at some moment during the call. */
     public boolean isEmpty() {
-        try (Guard g = pin()) {
+        final int op = enter();
+        try (Guard g = domain.pin()) {
             return Words.la(top) == 0;
+        } finally {
+            exit(op);
         }
     }
 
@@ -91,7 +101,7 @@ public final class TreiberStack extends OffHeapStructure {
         long node = Words.la(top);
         while (node != 0) {
             final long next = Words.lp(node + NEXT);
-            domain.freeExclusive(node);
+            freeNode(node);
             node = next;
         }
         domain.allocator().free(top);

@@ -9,12 +9,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import static dev.limbo.structures.OffHeapStructure.RESERVED;
@@ -56,9 +52,6 @@ final class LongMapChecks {
         @Override
         void close();
     }
-
-    /** How long {@link #memory} waits for the allocator's bytes in use to settle; it ends as soon as they do. */
-    private static final long SETTLE_SECONDS = 60;
 
     private LongMapChecks() {
     }
@@ -154,97 +147,80 @@ final class LongMapChecks {
         final long[][] written = new long[threads][];
         final long[][] consumed = new long[threads][];
         final long[][] net = new long[threads][SHARED];
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
-        final CountDownLatch start = new CountDownLatch(1);
-        final Thread[] workers = new Thread[threads];
         for (int t = 0; t < threads; t++) {
-            final int id = t;
-            final Map<Long, Long> model = new HashMap<>();
-            mine.add(model);
-            workers[t] = new Thread(() -> {
-                try {
-                    start.await();
-                    final Random rnd = new Random(seed * 31 + id);
-                    final LongList w = new LongList();
-                    final LongList c = new LongList();
-                    for (int i = 0; i < ops; i++) {
-                        final boolean shared = rnd.nextBoolean();
-                        final long k = shared ? SHARED_LO + rnd.nextInt(SHARED) : id + (long) threads * rnd.nextInt(PRIVATE);
-                        final long v = value(k, id, i);
-                        final String at = "thread " + id + " op " + i + " key " + k;
-                        final long r;
-                        switch (rnd.nextInt(5)) {
-                            case 0 -> {
-                                r = s.put(k, v);
-                                w.add(v);
-                                if (r != RESERVED) {
-                                    c.add(r);
-                                } else if (shared) {
-                                    net[id][(int) (k - SHARED_LO)]++;
-                                }
-                                if (!shared) {
-                                    assertEquals(orReserved(model.put(k, v)), r, at + " put");
-                                }
-                            }
-                            case 1 -> {
-                                r = s.putIfAbsent(k, v);
-                                if (r == RESERVED) {
-                                    w.add(v);
-                                    if (shared) {
-                                        net[id][(int) (k - SHARED_LO)]++;
-                                    }
-                                }
-                                if (!shared) {
-                                    assertEquals(orReserved(model.putIfAbsent(k, v)), r, at + " putIfAbsent");
-                                }
-                            }
-                            case 2 -> {
-                                r = s.get(k);
-                                if (!shared) {
-                                    assertEquals(orReserved(model.get(k)), r, at + " get");
-                                }
-                            }
-                            case 3 -> {
-                                final boolean present = s.contains(k);
-                                r = RESERVED;
-                                if (!shared) {
-                                    assertEquals(model.containsKey(k), present, at + " contains");
-                                }
-                            }
-                            default -> {
-                                r = s.remove(k);
-                                if (r != RESERVED) {
-                                    c.add(r);
-                                    if (shared) {
-                                        net[id][(int) (k - SHARED_LO)]--;
-                                    }
-                                }
-                                if (!shared) {
-                                    assertEquals(orReserved(model.remove(k)), r, at + " remove");
-                                }
-                            }
-                        }
+            mine.add(new HashMap<>());
+        }
+        Workers.run(threads, false, id -> {
+            final Map<Long, Long> model = mine.get(id);
+            final Random rnd = new Random(seed * 31 + id);
+            final LongList w = new LongList();
+            final LongList c = new LongList();
+            for (int i = 0; i < ops; i++) {
+                final boolean shared = rnd.nextBoolean();
+                final long k = shared ? SHARED_LO + rnd.nextInt(SHARED) : id + (long) threads * rnd.nextInt(PRIVATE);
+                final long v = value(k, id, i);
+                final String at = "thread " + id + " op " + i + " key " + k;
+                final long r;
+                switch (rnd.nextInt(5)) {
+                    case 0 -> {
+                        r = s.put(k, v);
+                        w.add(v);
                         if (r != RESERVED) {
-                            assertEquals(k & 0xFFFF, keyBits(r), at + ": value 0x" + Long.toHexString(r)
-                                    + " was written for another key");
+                            c.add(r);
+                        } else if (shared) {
+                            net[id][(int) (k - SHARED_LO)]++;
+                        }
+                        if (!shared) {
+                            assertEquals(orReserved(model.put(k, v)), r, at + " put");
                         }
                     }
-                    written[id] = w.toArray();
-                    consumed[id] = c.toArray();
-                } catch (final Throwable e) {
-                    failure.compareAndSet(null, e);
+                    case 1 -> {
+                        r = s.putIfAbsent(k, v);
+                        if (r == RESERVED) {
+                            w.add(v);
+                            if (shared) {
+                                net[id][(int) (k - SHARED_LO)]++;
+                            }
+                        }
+                        if (!shared) {
+                            assertEquals(orReserved(model.putIfAbsent(k, v)), r, at + " putIfAbsent");
+                        }
+                    }
+                    case 2 -> {
+                        r = s.get(k);
+                        if (!shared) {
+                            assertEquals(orReserved(model.get(k)), r, at + " get");
+                        }
+                    }
+                    case 3 -> {
+                        final boolean present = s.contains(k);
+                        r = RESERVED;
+                        if (!shared) {
+                            assertEquals(model.containsKey(k), present, at + " contains");
+                        }
+                    }
+                    default -> {
+                        r = s.remove(k);
+                        if (r != RESERVED) {
+                            c.add(r);
+                            if (shared) {
+                                net[id][(int) (k - SHARED_LO)]--;
+                            }
+                        }
+                        if (!shared) {
+                            assertEquals(orReserved(model.remove(k)), r, at + " remove");
+                        }
+                    }
                 }
-            }, "worker-" + t);
-            workers[t].start();
-        }
-        start.countDown();
-        for (final Thread w : workers) {
-            w.join(120_000);
-            assertFalse(w.isAlive(), w.getName() + " still runs after 120 s: livelock or a corrupted list");
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("worker failed", failure.get());
-        }
+                if (r != RESERVED) {
+                    assertEquals(k & 0xFFFF, keyBits(r), at + ": value 0x" + Long.toHexString(r)
+                            + " was written for another key");
+                }
+            }
+            written[id] = w.toArray();
+            consumed[id] = c.toArray();
+            return null;
+        });
 
         final long[] keys = s.checkShape();
         final Map<Long, Long> finalMap = new HashMap<>();
@@ -310,28 +286,10 @@ final class LongMapChecks {
             leaked = 0;
         }
         domain.close();
-        // A dead worker's allocator cache may be adopted on the JDK's Cleaner thread (participant
-        // release hooks) while we read the stats: wait for that, however late that thread runs, up
-        // to a generous deadline, and say so when it happened.
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
-        long inUse;
-        for (int attempt = 0; ; attempt++) {
-            alloc.trim();
-            inUse = alloc.stats().bytesInUse();
-            if (inUse == baseline + leaked) {
-                if (attempt > 0) {
-                    System.out.printf(Locale.ROOT, "%s: bytes in use settled after %d retries%n", scheme, attempt);
-                }
-                break;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                break;
-            }
-            Thread.sleep(20);
-        }
-        final long settled = inUse;
-        assertEquals(baseline + leaked, settled,
-                () -> "bytes in use after close (waited " + SETTLE_SECONDS + " s), " + stats);
+        // the workers gave their participant ids back before they ended (Workers), so their
+        // allocator caches were adopted then, not later on the JDK's Cleaner thread
+        alloc.trim();
+        assertEquals(baseline + leaked, alloc.stats().bytesInUse(), () -> "bytes in use after close, " + stats);
     }
 
     static Map<Long, Long> snapshot(final Subject s) {
@@ -377,6 +335,10 @@ final class LongMapChecks {
             for (final long v : vs) {
                 add(v);
             }
+        }
+
+        int size() {
+            return n;
         }
 
         long[] toArray() {

@@ -57,6 +57,64 @@ class NatarajanMittalTreeTest {
         return t;
     }
 
+    /**
+     * The tree seen as a {@link LongMapChecks.Subject}: it has no put (throws), its nodes are its
+     * leaves as {key, value, 0, 0}, its shape the structure checks.
+     */
+    static LongMapChecks.Subject subject(final NatarajanMittalTree t) {
+        return new LongMapChecks.Subject() {
+            @Override
+            public long putIfAbsent(final long key, final long value) {
+                return t.putIfAbsent(key, value);
+            }
+
+            @Override
+            public long put(final long key, final long value) {
+                throw new UnsupportedOperationException("NatarajanMittalTree has no put");
+            }
+
+            @Override
+            public long get(final long key) {
+                return t.get(key);
+            }
+
+            @Override
+            public boolean contains(final long key) {
+                return t.contains(key);
+            }
+
+            @Override
+            public long remove(final long key) {
+                return t.remove(key);
+            }
+
+            @Override
+            public long size() {
+                return t.size();
+            }
+
+            @Override
+            public List<long[]> nodes() {
+                final List<long[]> nodes = new ArrayList<>();
+                for (final long k : t.keysInOrder()) {
+                    nodes.add(new long[] {k, t.get(k), 0, 0});
+                }
+                return nodes;
+            }
+
+            @Override
+            public long[] checkShape() {
+                assertEquals(List.of(), t.checkInvariants());
+                return t.keysInOrder();
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
+    }
+
     private static long orReserved(final Long v) {
         return v == null ? RESERVED : v;
     }

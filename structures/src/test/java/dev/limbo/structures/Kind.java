@@ -1,0 +1,121 @@
+package dev.limbo.structures;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Scheme;
+import org.junit.jupiter.params.provider.Arguments;
+
+import java.util.Arrays;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+/** The structures, for tests that run over all of them: how to build each, and views of their operations. */
+enum Kind {
+    STACK(TreiberStack.class, LinkedNodeLayout.SIZE, 1, TreiberStack::new),
+    QUEUE(MichaelScottQueue.class, LinkedNodeLayout.SIZE, 2, MichaelScottQueue::new),
+    LIST(HarrisMichaelList.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, HarrisMichaelList::new),
+    HASH_MAP(MichaelHashMap.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, d -> new MichaelHashMap(d, 16)),
+    TREE(NatarajanMittalTree.class, NatarajanMittalTree.NODE_BYTES, NatarajanMittalTree.SLOTS,
+            NatarajanMittalTree::new);
+
+    /** The stack and the queue as one interface: add a value, take one, or RESERVED if empty. */
+    interface Linear {
+        void add(long value);
+
+        long take();
+
+        boolean isEmpty();
+    }
+
+    final Class<? extends OffHeapStructure> type;
+    final long recordBytes;
+    final int slots;
+    private final Function<ReclaimDomain, OffHeapStructure> create;
+
+    Kind(final Class<? extends OffHeapStructure> type, final long recordBytes, final int slots,
+         final Function<ReclaimDomain, OffHeapStructure> create) {
+        this.type = type;
+        this.recordBytes = recordBytes;
+        this.slots = slots;
+        this.create = create;
+    }
+
+    /** Every kind with every scheme, as JUnit arguments (kind, scheme): schemes added later join. */
+    static Stream<Arguments> withEveryScheme() {
+        return Arrays.stream(values()).flatMap(k -> Arrays.stream(Scheme.values()).map(s -> Arguments.of(k, s)));
+    }
+
+    /** A domain with the records and slots this kind needs. */
+    ReclaimDomain domain(final Scheme scheme, final LimboAllocator allocator, final boolean debug) {
+        return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).debug(debug)
+                .build();
+    }
+
+    OffHeapStructure create(final ReclaimDomain domain) {
+        return create.apply(domain);
+    }
+
+    /** Whether the structure maps keys to values (list, hash map, tree) rather than holding a sequence. */
+    boolean keyed() {
+        return this == LIST || this == HASH_MAP || this == TREE;
+    }
+
+    /** Whether the keyed view supports put (replace in place): not the tree. */
+    boolean replaces() {
+        return this == LIST || this == HASH_MAP;
+    }
+
+    /** The keyed view of {@code s}, a structure of this kind. */
+    LongMapChecks.Subject keyed(final OffHeapStructure s) {
+        return switch (this) {
+            case LIST -> HarrisMichaelListTest.subject((HarrisMichaelList) s);
+            case HASH_MAP -> MichaelHashMapTest.subject((MichaelHashMap) s);
+            case TREE -> NatarajanMittalTreeTest.subject((NatarajanMittalTree) s);
+            default -> throw new IllegalArgumentException(this + " is not keyed");
+        };
+    }
+
+    /** The stack or queue {@code s} as a {@link Linear}. */
+    Linear linear(final OffHeapStructure s) {
+        return switch (s) {
+            case TreiberStack stack -> new Linear() {
+                @Override
+                public void add(final long value) {
+                    stack.push(value);
+                }
+
+                @Override
+                public long take() {
+                    return stack.pop();
+                }
+
+                @Override
+                public boolean isEmpty() {
+                    return stack.isEmpty();
+                }
+            };
+            case MichaelScottQueue queue -> new Linear() {
+                @Override
+                public void add(final long value) {
+                    queue.enqueue(value);
+                }
+
+                @Override
+                public long take() {
+                    return queue.dequeue();
+                }
+
+                @Override
+                public boolean isEmpty() {
+                    return queue.isEmpty();
+                }
+            };
+            default -> throw new IllegalArgumentException(this + " is not a stack or queue");
+        };
+    }
+
+    /** The message of the exception an operation on a closed structure of this kind throws. */
+    String closedMessage() {
+        return type.getSimpleName() + " is closed";
+    }
+}
