@@ -63,7 +63,7 @@ final class Fixture {
 
     /** The bytes scheme none leaks by design (every node retired so far); 0 for the other schemes. */
     long leakedByNone() {
-        return scheme == Scheme.NONE ? domain.stats().retired() * kind.recordBytes : 0;
+        return scheme == Scheme.NONE ? domain.stats().retired() * (kind.recordBytes + ReclaimDomain.TRAILER_BYTES) : 0;
     }
 
     /** After both are closed: the allocator's bytes in use are the baseline plus {@code leaked}. */
