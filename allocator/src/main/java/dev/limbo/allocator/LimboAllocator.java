@@ -401,11 +401,16 @@ public final class LimboAllocator implements OffHeapAllocator {
      * A {@link SegmentAllocator} whose segments are slices of the region. Free them with
      * {@link #free(MemorySegment)}. Alignments up to the page size are honoured, or up to the
      * alignment of the region's base address if that is smaller (it is at least the OS page size):
-     * a segment's address is the base plus an offset, so no offset can align it further.
+     * a segment's address is the base plus an offset, so no offset can align it further. A negative
+     * size or a bad alignment is rejected with {@link IllegalArgumentException} before anything is
+     * allocated.
      */
     public SegmentAllocator asSegmentAllocator() {
         final long maxAlignment = Math.min(PageMap.PAGE, Long.lowestOneBit(Words.SEGMENT.address()));
         return (byteSize, byteAlignment) -> {
+            if (byteSize < 0) {
+                throw new IllegalArgumentException("segment size must not be negative, was " + byteSize);
+            }
             if (byteAlignment <= 0 || Long.bitCount(byteAlignment) != 1 || byteAlignment > maxAlignment) {
                 throw new IllegalArgumentException("alignment must be a power of two up to " + maxAlignment
                         + ", was " + byteAlignment);
