@@ -305,28 +305,41 @@ public final class LimboAllocator implements OffHeapAllocator {
     /**
      * Frees {@code n} pointers at once, grouped by superblock so that each superblock's run costs one
      * CAS (the batch-free fix for reclaimers, digest §7.4). Reorders the first {@code n} entries of
-     * {@code ptrs}. In checked mode every small pointer is validated before any of them is freed.
+     * {@code ptrs}. All or nothing: every entry is validated (as {@link #free} validates, plus
+     * interior pointers into small blocks and entries that appear twice, in either mode) before any
+     * of them is freed, so a batch that throws frees nothing. (A block that another thread frees at
+     * the same time is the exception: the race is reported, but the batch may be half freed.)
+     *
+     * @throws IllegalArgumentException as {@link #free}, or if {@code n} is out of range
+     * @throws IllegalStateException    as {@link #free}, or if a pointer appears twice in the batch
      */
     public void freeBatch(final long[] ptrs, final int n) {
         if (n < 0 || n > ptrs.length) {
             throw new IllegalArgumentException("batch length " + n + " out of range [0, " + ptrs.length + "]");
         }
         Arrays.sort(ptrs, 0, n);
-        int small = 0;
         for (int i = 0; i < n; i++) {
             final long ptr = ptrs[i];
             final long owner = ownerOf(ptr);
+            if (i > 0 && ptrs[i - 1] == ptr) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "double free: 0x%x appears twice in one batch", ptr));
+            }
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
-                if (i > 0 && ptrs[i - 1] == ptr) {
-                    throw new IllegalStateException(String.format(Locale.ROOT,
-                            "double free: 0x%x appears twice in one batch", ptr));
-                }
-                if (checked) {
-                    checkBlock(ptr, owner, true);
-                }
-                ptrs[small++] = ptr; // keep small pointers in front, still sorted
+                checkBlock(ptr, owner, checked);
             } else {
-                freeNotSmall(ptr, owner);
+                checkLarge(ptr, owner);
+            }
+        }
+        // Every entry is valid: free the large ones, keeping the small ones in front, still sorted.
+        int small = 0;
+        for (int i = 0; i < n; i++) {
+            final long ptr = ptrs[i];
+            final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
+            if (owner >>> PageMap.TAG_SHIFT == smallTag) {
+                ptrs[small++] = ptr;
+            } else {
+                freeLarge(ptr, owner);
             }
         }
         if (checked) {
@@ -889,10 +902,20 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Frees a pointer whose page is not a small superblock of this allocator, or reports why not. */
     void freeNotSmall(final long ptr, final long owner) {
+        checkLarge(ptr, owner);
+        freeLarge(ptr, owner);
+    }
+
+    /** Checks that {@code ptr}, whose page is not a small superblock of this allocator, starts one of its large blocks. */
+    private void checkLarge(final long ptr, final long owner) {
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
             throw interiorLarge(ptr);
         }
+    }
+
+    /** Frees the large block {@code ptr}, checked by {@link #checkLarge}, whose first page's owner word is {@code owner}. */
+    private void freeLarge(final long ptr, final long owner) {
         final long page = ptr >>> PageMap.PAGE_SHIFT;
         if (!PageMap.clearOwner(page, owner)) {
             throw new IllegalStateException(String.format(Locale.ROOT,
