@@ -42,10 +42,21 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * 16 B: 69 vs 83 pairs/us, 2 forks), the threshold under which the allocator issue asked for it
  * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
  * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
- * pointers, pages that hold no allocation, a large block freed twice, and a small block freed
- * twice in a row by the same thread are still rejected; other double frees and interior pointers
- * into small blocks go unnoticed and corrupt the allocator's free lists (never the JVM: every
- * access stays inside the region). <b>Debug mode</b> also poisons freed blocks, quarantines the last
+ * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
+ * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread
+ * that finds every striped cache busy) interior pointers are still rejected.
+ *
+ * <p>Other double frees and interior pointers into small blocks go unnoticed in unchecked mode.
+ * They damage <em>user data</em>: the block may be handed out twice, an interior pointer is handed
+ * out as a block that overlaps two, and a superblock counted empty too early goes back to the page
+ * allocator while blocks of it are still in use, so data in other blocks (even of other allocators,
+ * which share the page allocator) may be overwritten. They never damage the allocator's metadata:
+ * the region header, the page map, the descriptors, their anchors and the partial and recycle
+ * stacks. Every link the allocator follows through free blocks is checked to lead to a block
+ * inside the superblock it belongs to (or, for a thread cache's links between superblocks, to a
+ * block of this allocator and size class), every walk of a superblock's list stops at its block
+ * count, and a list found broken is dropped at that point instead of followed (its blocks leak;
+ * {@link AllocatorStats#brokenLists()} counts such lists). <b>Debug mode</b> also poisons freed blocks, quarantines the last
  * {@value #QUARANTINE} frees of each cache before reuse, and reports a write into a freed block
  * when the block leaves quarantine or is reused.
  *
@@ -60,14 +71,25 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
  * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
  *
- * Invariants:
+ * Invariants (the first holds only while no block is freed twice; the others hold regardless):
  *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
  *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
+ *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
+ *    superblock of this allocator and of the block's class when the block entered the cache: a
+ *    free checks the page's owner word and that the block ends inside the page, and every link
+ *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
+ *    remoteLength) before it is followed; a broken one ends the list there (broken()).
+ *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
+ *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
+ *    maxCount; other runs are dropped. So an anchor's avail, count and state stay well formed.
  *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
  *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
  *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
  *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
- *    abandons its superblock before it flushes, so owned superblocks are never released.
+ *    abandons its superblock before it flushes, so owned superblocks are never released. A flush
+ *    that would empty an owned superblock therefore counts a block twice and is dropped (9), so
+ *    that even a double free cannot release a superblock, and let its descriptor be reused, while
+ *    a cache owns it.
  *  - A page's owner word is set (release) before any block of it escapes and cleared before the
  *    page returns to the page allocator (LRMalloc's "unregister before unmap").
  *
@@ -79,7 +101,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * succeeded); decommit calls madvise.
  *
  * Memory ordering (numbers local to this file; PageMap has its own):
- *  (1) volatile anchor load in flushRun/fill; pairs with (3).
+ *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
+ *      after it (plain) are those of its generation whenever the CAS (3) that follows succeeds:
+ *      a later generation starts only after this one reached EMPTY, which (3) would have seen.
  *  (2) plain store of the tail link of a flushed run; published by (3).
  *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
  *      and the free-list contents; the flusher's releases them.
@@ -92,12 +116,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
  *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
  *      pushed blocks' links.
+ *  (8) release store of a new superblock's first anchor, the next generation of the descriptor's
+ *      last one; pairs with (1): a flusher or filler whose (1) reads it, or a later anchor of the
+ *      generation (CASes continue its release sequence), sees the descriptor fields written before.
+ *  (9) volatile load of remoteHead by a flush that would empty the superblock, then (9b) a volatile
+ *      load of the anchor: if the superblock is still owned after the anchor value the flush is
+ *      based on (unchanged at (9b)), the owner holds a block that the anchor or the run also
+ *      counts. If the anchor changed, the CAS (3) fails and the flush retries.
  *  Descriptor fields of a new superblock are plain stores published by PageMap's release store of
  *  the page owner (before blocks escape; it happens-before every later access to the page's
  *  blocks, see PageMap (1)) or by the partial-stack push CAS.
  *
  * Reclamation and ABA: descriptors are never freed (type-stable), so stale reads are in bounds.
- * Anchors need no tag (fill takes the whole list, flush splices an owned list: digest §3.11).
+ * Within a generation anchors need no tag (fill takes the whole list, flush splices an owned list:
+ * digest §3.11). Across generations they carry one (Anchor): a flusher holding stale blocks of a
+ * released superblock (only a double free leads there) reads a new superblock's descriptor, and
+ * its CAS must fail even if state, avail and count happen to agree (FULL, 0, 0 always does).
  * Stack heads carry 32-bit tags (Descriptors). The remote list is push-many/take-all (exchange),
  * which has no ABA: a push CAS that succeeds on a recycled head value still links onto the list
  * that is there now, and only while the superblock is owned (the head is not ABANDONED).
@@ -143,6 +177,8 @@ public final class LimboAllocator implements OffHeapAllocator {
      */
     private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
     private final AtomicLong largeBytes = new AtomicLong();
+    /** Lists and runs found broken by a double free and dropped; see {@link #broken()}. */
+    private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
 
@@ -491,7 +527,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes());
+                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get());
     }
 
     /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
@@ -622,7 +658,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int d = descriptors.popPartial(sc); d != 0; d = descriptors.popPartial(sc)) {
             final long desc = descriptors.offset(d);
             for (;;) {
-                // (1) volatile anchor load; pairs with (3).
+                // (1) volatile anchor load; pairs with (3) and (8).
                 final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
                 if (Anchor.state(old) == Anchor.EMPTY) {
                     descriptors.retire(d); // released by the flush that emptied it (lazy retire)
@@ -631,9 +667,10 @@ public final class LimboAllocator implements OffHeapAllocator {
                 if (Anchor.count(old) == 0) {
                     break; // filled concurrently; the next FULL->PARTIAL flush pushes it again
                 }
+                // Read after (1), before (3): the superblock of old's generation if (3) succeeds.
+                final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
                 // (3) anchor CAS: take the whole free list.
-                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(Anchor.FULL, 0, 0))) {
-                    final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, Anchor.FULL, 0, 0))) {
                     cache.setList(sc, sb + (long) Anchor.avail(old) * SizeClasses.size(sc), Anchor.count(old));
                     return d;
                 }
@@ -665,51 +702,85 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         final long desc = descriptors.offset(d);
+        // The last anchor of the descriptor's previous superblock (EMPTY), or 0 if it is new.
+        final long previous = Words.lp(desc + DescriptorLayout.ANCHOR);
         Words.sp(desc + DescriptorLayout.SUPERBLOCK, sb);
         Words.sp(desc + DescriptorLayout.MAX_COUNT, max);
         Words.sp(desc + DescriptorLayout.SIZE_CLASS, sc);
         Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        Words.sp(desc + DescriptorLayout.ANCHOR, Anchor.pack(Anchor.FULL, 0, 0));
+        // (8) release store of the next generation's first anchor; pairs with (1).
+        Words.sr(desc + DescriptorLayout.ANCHOR, Anchor.renew(previous));
         PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
         cache.setList(sc, sb, max);
         return d;
     }
 
-    /** Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks. */
+    /**
+     * Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks.
+     * The list is validated as it is walked: from the first block that is not a block of class
+     * {@code sc} of this allocator on, it is dropped (see {@link #broken()}).
+     */
     void flushList(long head, int n, final int sc) {
         final int size = SizeClasses.size(sc);
+        if (n > 0 && !isBlock(head, sc)) {
+            broken();
+            return;
+        }
         while (n > 0) {
             final long page = head >>> PageMap.PAGE_SHIFT;
+            final int d = PageMap.descriptor(PageMap.owner(page)); // isBlock checked the owner word
             long tail = head;
             int k = 1;
-            long next = n > 1 ? tail + size + Words.lp(tail) : 0;
-            while (k < n && (next >>> PageMap.PAGE_SHIFT) == page) {
+            long next = 0;
+            while (k < n) {
+                next = tail + size + Words.lp(tail);
+                if ((next >>> PageMap.PAGE_SHIFT) != page || !startsBlock(next & PageMap.PAGE_MASK, sc)) {
+                    break;
+                }
                 tail = next;
                 k++;
-                next = k < n ? tail + size + Words.lp(tail) : 0;
             }
-            flushRun(PageMap.descriptor(PageMap.owner(page)), head, tail, k, sc);
             n -= k;
+            if (n > 0 && !isBlock(next, sc)) { // a link out of the page must reach another superblock of ours
+                n = 0;
+                broken();
+            }
+            flushRun(d, head, tail, k, sc);
             head = next;
         }
     }
 
-    /** Splices the run {@code head..tail} of {@code k} blocks onto its superblock's free list. */
+    /**
+     * Splices the run {@code head..tail} of {@code k} blocks of class {@code sc}, all in one page and
+     * linked, onto the free list of superblock {@code d}. Drops the run (see {@link #broken()}) if
+     * {@code head} is not a block of the superblock {@code d} holds now, or if the superblock cannot
+     * take {@code k} more free blocks: only a double free leads there.
+     */
     void flushRun(final int d, final long head, final long tail, final int k, final int sc) {
         final long desc = descriptors.offset(d);
         final int size = SizeClasses.size(sc);
-        // Captured before the CAS: once the superblock is EMPTY the descriptor may be reused at once.
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-        final int headIndex = SizeClasses.divide(head - sb, sc);
         for (;;) {
-            // (1) volatile anchor load.
+            // (1) volatile anchor load; pairs with (3) and (8).
             final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
+            // Read after (1), before (3): the fields of old's generation if (3) succeeds, and the
+            // values to use after it (once EMPTY, the descriptor may be retired and reused at once).
+            final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+            final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
+            final long offset = head - sb;
+            final int headIndex = SizeClasses.divide(offset & PageMap.PAGE_MASK, sc);
             final int count = Anchor.count(old) + k;
-            if (count > max) {
-                throw new IllegalStateException(String.format(Locale.ROOT,
-                        "superblock 0x%x would hold %d free blocks of %d: a block was freed twice "
-                                + "(checked mode reports the first double free)", sb, count, max));
+            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || Long.compareUnsigned(offset, PageMap.PAGE) >= 0
+                    || !startsBlock(offset, sc) || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
+                broken(); // another superblock's stale blocks, or more free blocks than it has
+                return;
+            }
+            if (count == max
+                    // (9) volatile load of the remote head: an owned superblock is never empty.
+                    && Words.lv(desc + DescriptorLayout.REMOTE_HEAD) != ABANDONED
+                    // (9b) volatile anchor load: still owned after old, so old + k counts a block twice.
+                    && Words.lv(desc + DescriptorLayout.ANCHOR) == old) {
+                broken();
+                return;
             }
             if (Anchor.count(old) > 0) {
                 // (2) plain store of the tail link onto the current list; published by (3).
@@ -717,7 +788,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
             final int state = count == max ? Anchor.EMPTY : Anchor.PARTIAL;
             // (3) anchor CAS.
-            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(state, headIndex, count))) {
+            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, state, headIndex, count))) {
                 if (state == Anchor.EMPTY) {
                     releaseSuperblock(sb);
                     if (Anchor.state(old) == Anchor.FULL) {
@@ -799,13 +870,17 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Moves the remote list of owned superblock {@code d} into the cache; returns the blocks moved. */
     int collectRemote(final ThreadCache cache, final int sc, final int d) {
+        final long desc = descriptors.offset(d);
         // (7) get-and-set; acquires the links written before (6).
-        final long list = Words.xchg(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
+        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, 0L);
         if (list == 0 || list == ABANDONED) {
             return 0;
         }
-        final int n = relink(list, SizeClasses.size(sc));
-        cache.setList(sc, list, n);
+        final int n = remoteLength(desc, list);
+        if (n > 0) {
+            relink(list, n, SizeClasses.size(sc));
+            cache.setList(sc, list, n);
+        }
         return n;
     }
 
@@ -815,27 +890,75 @@ public final class LimboAllocator implements OffHeapAllocator {
         // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
         final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
         if (list != 0 && list != ABANDONED) {
-            final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-            final int size = SizeClasses.size(sc);
-            final int n = relink(list, size);
-            long tail = list;
-            for (int i = 1; i < n; i++) {
-                tail = tail + size + Words.lp(tail);
+            final int n = remoteLength(desc, list);
+            if (n > 0) {
+                final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+                flushRun(d, list, relink(list, n, SizeClasses.size(sc)), n, sc);
             }
-            flushRun(d, list, tail, n, sc);
         }
     }
 
-    /** Converts a 0-terminated absolute list to relative links; returns its length. */
-    private static int relink(final long list, final int size) {
-        int n = 1;
-        long p = list;
-        for (long next = Words.lp(p); next != 0; next = Words.lp(p)) {
-            Words.sp(p, next - (p + size));
-            p = next;
-            n++;
+    /**
+     * The length of the 0-terminated remote list {@code list} of owned superblock {@code desc}, up to
+     * its first link that does not lead to a block of the superblock; 0 if the list has more blocks
+     * than the superblock (a cycle: a block pushed twice) or does not start with one of its blocks.
+     * Either is a double free's doing, and what is not counted is dropped (see {@link #broken()}).
+     */
+    private int remoteLength(final long desc, final long list) {
+        // Owned, so not released: the fields are those of the superblock the list belongs to.
+        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
+        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+        int n = 0;
+        for (long p = list; p != 0; p = Words.lp(p)) { // p's link is read once p is known to be a block
+            if (!startsBlock(p - sb, sc)) {
+                broken();
+                return n;
+            }
+            if (++n > max) {
+                broken();
+                return 0;
+            }
         }
         return n;
+    }
+
+    /** Converts the first {@code n} links of an absolute list to relative links; returns its n-th block. */
+    private static long relink(final long list, final int n, final int size) {
+        long p = list;
+        for (int i = 1; i < n; i++) {
+            final long next = Words.lp(p);
+            Words.sp(p, next - (p + size));
+            p = next;
+        }
+        return p;
+    }
+
+    // ---------------------------------------------------------------- list validation
+
+    /**
+     * Whether {@code ptr} starts a block of a superblock of class {@code sc} of this allocator, by its
+     * page's owner word: the check of a link that leaves its block's page.
+     */
+    boolean isBlock(final long ptr, final int sc) {
+        return (ptr & 7) == 0 && ptr != 0 && Long.compareUnsigned(ptr, WORD_LIMIT) < 0
+                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> 32 == (smallTag << 8 | sc)
+                && startsBlock(ptr & PageMap.PAGE_MASK, sc);
+    }
+
+    /** Whether {@code offset}, from a superblock's start, is the start of one of its blocks of class {@code sc}. */
+    private static boolean startsBlock(final long offset, final int sc) {
+        final int size = SizeClasses.size(sc);
+        return Long.compareUnsigned(offset, PageMap.PAGE - size) <= 0
+                && (long) SizeClasses.divide(offset, sc) * size == offset;
+    }
+
+    /**
+     * Records a list or run that a double free broke, and that was dropped instead of followed: its
+     * blocks are leaked. Counted in {@link AllocatorStats#brokenLists()}.
+     */
+    void broken() {
+        brokenLists.incrementAndGet();
     }
 
     // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
@@ -871,6 +994,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             if (debug) {
                 poison(ptr); // marked POISONED, so its reuse verifies the poison
             }
+        } else {
+            checkBlock(ptr, owner, false); // a rare path: it can afford the interior check
         }
         final int sc = PageMap.sizeClass(owner);
         uncachedNet.addAndGet(-SizeClasses.size(sc));

@@ -29,7 +29,12 @@ import java.util.Locale;
  * small block of this allocator by one comparison of its owner word's tag (PageMap.TAG_SHIFT).
  *
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
- * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
+ * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
+ * of this allocator when the block entered the list: free checks the owner word and that the block
+ * ends inside the page; a pop checks the link it follows (leavesPage, then the page map for a link
+ * that leaves the page) and drops the rest of the list if the link is broken, which only a double
+ * free in unchecked mode does (the block, in use, had its link overwritten). So a double free can
+ * make the cache hand a block out twice, never hand out memory outside the blocks of a superblock. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
  * as a spare) touches the fields. With OWNER_RETURN, CURRENT is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
@@ -122,7 +127,12 @@ public final class ThreadCache {
             block = s[at + HEAD];
         }
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
-        s[at + HEAD] = block + SizeClasses.size(sc) + Words.lp(block);
+        final int size = SizeClasses.size(sc);
+        final long next = block + size + Words.lp(block);
+        if (n > 1 && leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
+            n = dropRest();
+        }
+        s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
         if (checked) {
             allocator.markAllocated(block, sc);
@@ -144,11 +154,43 @@ public final class ThreadCache {
                 quarantine(ptr);
                 return;
             }
-        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0) { // unchecked: freed twice in a row
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "double free: block 0x%x was the last block this thread freed", ptr));
+        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
+                || (ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) { // or past the last block
+            throw rejected(ptr, sc);
         }
         push(ptr, sc, PageMap.descriptor(owner));
+    }
+
+    /**
+     * Whether {@code next}, the link of {@code block}, leads out of the part of {@code block}'s page
+     * where a block of {@code size} bytes fits. A link that stays is followed as it is: every block
+     * it can lead to lies inside the page (if it does not start a block, only the blocks it overlaps
+     * suffer). A link that leaves must lead to a block of this allocator's class, which the page map
+     * tells ({@link LimboAllocator#isBlock}).
+     */
+    private static boolean leavesPage(final long block, final long next, final int size) {
+        return Long.compareUnsigned(next - (block & -PageMap.PAGE), PageMap.PAGE - size) > 0;
+    }
+
+    /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
+    private RuntimeException rejected(final long ptr, final int sc) {
+        if ((ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) {
+            return new IllegalArgumentException(String.format(Locale.ROOT,
+                    "interior pointer 0x%x: it is past the last %d-byte block of its superblock", ptr,
+                    SizeClasses.size(sc)));
+        }
+        return new IllegalStateException(String.format(Locale.ROOT,
+                "double free: block 0x%x was the last block this thread freed", ptr));
+    }
+
+    /**
+     * Drops the cached list of the class being allocated from after its first block, whose link a
+     * double free broke: the rest is leaked ({@link LimboAllocator#broken()}). Returns 1, the count
+     * that leaves only that first block to hand out.
+     */
+    private int dropRest() {
+        allocator.broken();
+        return 1;
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
@@ -245,18 +287,25 @@ public final class ThreadCache {
         }
         abandon(sc);
         final int n = count(sc);
-        final int returned;
+        int returned;
         if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
             // Keep the most recently freed (cache-hot) half on top; return the older half below it.
-            final int keep = n / 2;
+            int keep = n / 2;
+            returned = n - keep;
             final int size = SizeClasses.size(sc);
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
-                last = last + size + Words.lp(last);
+                final long next = last + size + Words.lp(last);
+                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
+                    allocator.broken(); // keep the blocks before the broken link, drop the rest
+                    keep = i;
+                    returned = 0;
+                    break;
+                }
+                last = next;
             }
-            final long rest = last + size + Words.lp(last);
+            final long rest = last + size + Words.lp(last); // flushList checks it
             setList(sc, head(sc), keep);
-            returned = n - keep;
             returnedBytes += (long) returned * size;
             allocator.flushList(rest, returned, sc);
         } else {
