@@ -71,28 +71,36 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
  * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
  *
- * Invariants (the first holds only while no block is freed twice; the others hold regardless):
+ * Invariants while no block is freed twice:
  *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
  *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
- *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
- *    superblock of this allocator and of the block's class when the block entered the cache: a
- *    free checks the page's owner word and that the block ends inside the page, and every link
- *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
- *    remoteLength) before it is followed; a broken one ends the list there (broken()).
- *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
- *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
- *    maxCount; other runs are dropped. So an anchor's avail, count and state stay well formed.
  *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
  *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
  *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
  *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
- *    abandons its superblock before it flushes, so owned superblocks are never released. A flush
- *    that would empty an owned superblock therefore counts a block twice and is dropped (9), so
- *    that even a double free cannot release a superblock, and let its descriptor be reused, while
- *    a cache owns it.
+ *    abandons its superblock before it flushes, so owned superblocks are never released.
+ * Invariants whatever the program frees (unchecked mode lets double frees and interior pointers
+ * through, which break the ones above):
+ *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
+ *    superblock of this allocator and of the block's class when the block entered the cache: a
+ *    free checks the page's owner word and that the block ends inside the page, and every link
+ *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
+ *    remoteLength, relink) when it is read, and read once; a broken one ends the list there
+ *    (broken()). A block on a list may also be in use, and the program may overwrite its link at
+ *    any time, so no check may rely on an earlier read of a link. Walks of a remote list stop at
+ *    the superblock's block count; cache walks at the cache's count.
+ *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
+ *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
+ *    maxCount; other runs are dropped. So avail < maxCount, count <= maxCount, and the state
+ *    matches the count (FULL: 0, EMPTY: maxCount), and descriptors go on the partial stack of
+ *    their own class only.
+ *  - An owned superblock is never released: a flush that would empty it counts a block twice (see
+ *    above) and is dropped (9). So a cache's CURRENT descriptor is never retired and reused under it.
  *  - A page's owner word is set (release) before any block of it escapes and cleared before the
- *    page returns to the page allocator (LRMalloc's "unregister before unmap").
- *
+ *    page returns to the page allocator (LRMalloc's "unregister before unmap"); it is cleared only
+ *    by the one flush whose CAS made the superblock EMPTY, or by the one free that cleared a large
+ *    run's first word (PageMap 2b).
+
  * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
@@ -876,9 +884,8 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (list == 0 || list == ABANDONED) {
             return 0;
         }
-        final int n = remoteLength(desc, list);
+        final int n = relink(desc, list, remoteLength(desc, list));
         if (n > 0) {
-            relink(list, n, SizeClasses.size(sc));
             cache.setList(sc, list, n);
         }
         return n;
@@ -890,11 +897,8 @@ public final class LimboAllocator implements OffHeapAllocator {
         // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
         final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
         if (list != 0 && list != ABANDONED) {
-            final int n = remoteLength(desc, list);
-            if (n > 0) {
-                final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-                flushRun(d, list, relink(list, n, SizeClasses.size(sc)), n, sc);
-            }
+            final int n = relink(desc, list, remoteLength(desc, list));
+            flushList(list, n, (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS));
         }
     }
 
@@ -923,15 +927,27 @@ public final class LimboAllocator implements OffHeapAllocator {
         return n;
     }
 
-    /** Converts the first {@code n} links of an absolute list to relative links; returns its n-th block. */
-    private static long relink(final long list, final int n, final int size) {
+    /**
+     * Converts the first {@code n} links of the remote list {@code list} of superblock {@code desc}
+     * to relative links; returns how many blocks the converted list holds. That is {@code n} unless
+     * a link changed since {@link #remoteLength} read it: a block on the list is also in use (a
+     * double free), and the program wrote it. The list then ends at the block before that link.
+     */
+    private int relink(final long desc, final long list, final int n) {
+        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+        final int size = SizeClasses.size(sc);
         long p = list;
         for (int i = 1; i < n; i++) {
             final long next = Words.lp(p);
+            if (!startsBlock(next - sb, sc)) {
+                broken();
+                return i;
+            }
             Words.sp(p, next - (p + size));
             p = next;
         }
-        return p;
+        return n;
     }
 
     // ---------------------------------------------------------------- list validation

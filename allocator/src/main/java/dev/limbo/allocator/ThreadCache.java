@@ -163,13 +163,15 @@ public final class ThreadCache {
 
     /**
      * Whether {@code next}, the link of {@code block}, leads out of the part of {@code block}'s page
-     * where a block of {@code size} bytes fits. A link that stays is followed as it is: every block
-     * it can lead to lies inside the page (if it does not start a block, only the blocks it overlaps
-     * suffer). A link that leaves must lead to a block of this allocator's class, which the page map
-     * tells ({@link LimboAllocator#isBlock}).
+     * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
+     * that stays is followed as it is: every block it can lead to lies inside the page (if it does
+     * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
+     * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
      */
     private static boolean leavesPage(final long block, final long next, final int size) {
-        return Long.compareUnsigned(next - (block & -PageMap.PAGE), PageMap.PAGE - size) > 0;
+        // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
+        // rejects an offset below the page, past its last block start, or not a multiple of 8.
+        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), (PageMap.PAGE - size) >>> 3) > 0;
     }
 
     /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
