@@ -17,6 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -240,8 +241,9 @@ public final class LimboAllocator implements OffHeapAllocator {
             return this;
         }
 
+        /** The flush policy (default {@link FlushPolicy#OWNER_RETURN}); not null. */
         public Builder flushPolicy(final FlushPolicy p) {
-            this.policy = p;
+            this.policy = Objects.requireNonNull(p, "flush policy");
             return this;
         }
 
@@ -288,17 +290,17 @@ public final class LimboAllocator implements OffHeapAllocator {
     public long allocate(final long bytes) {
         final ThreadCache cache = knownCache();
         if (cache != null) {
-            return cache.allocate(bytes);
+            return cache.allocateHere(bytes);
         }
         if (!Thread.currentThread().isVirtual()) {
-            return localCache().allocate(bytes);
+            return localCache().allocateHere(bytes);
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
             return allocateDirect(bytes);
         }
         try {
-            return stripe.allocate(bytes);
+            return stripe.allocateHere(bytes);
         } finally {
             stripe.release();
         }
@@ -322,11 +324,11 @@ public final class LimboAllocator implements OffHeapAllocator {
     public void free(final long ptr) {
         final ThreadCache cache = knownCache();
         if (cache != null) {
-            cache.free(ptr);
+            cache.freeHere(ptr);
             return;
         }
         if (!Thread.currentThread().isVirtual()) {
-            localCache().free(ptr);
+            localCache().freeHere(ptr);
             return;
         }
         final ThreadCache stripe = claimStripe();
@@ -335,15 +337,26 @@ public final class LimboAllocator implements OffHeapAllocator {
             return;
         }
         try {
-            stripe.free(ptr);
+            stripe.freeHere(ptr);
         } finally {
             stripe.release();
         }
     }
 
-    /** Frees a segment returned by {@link #asSegmentAllocator()}. */
+    /**
+     * Frees a segment returned by {@link #asSegmentAllocator()}.
+     *
+     * @throws IllegalArgumentException if {@code segment} is not a segment of the off-heap region, or
+     *                                  as {@link #free(long)} for the pointer at its start
+     * @throws IllegalStateException    as {@link #free(long)}
+     */
     public void free(final MemorySegment segment) {
-        free(segment.address() - Words.SEGMENT.address());
+        final long offset = Objects.requireNonNull(segment, "segment").address() - Words.SEGMENT.address();
+        if (!segment.isNative() || Long.compareUnsigned(offset, Words.SEGMENT.byteSize()) >= 0) {
+            throw new IllegalArgumentException(segment + " is not a segment of the off-heap region: only segments "
+                    + "of asSegmentAllocator() can be freed");
+        }
+        free(offset);
     }
 
     /**
@@ -478,7 +491,14 @@ public final class LimboAllocator implements OffHeapAllocator {
         };
     }
 
-    /** The calling platform thread's cache, for callers that want to skip the lookup. */
+    /**
+     * The calling platform thread's cache, for callers that want to skip the lookup. Only this thread
+     * may use it: its {@code allocate} and {@code free} throw {@link IllegalStateException} on another
+     * thread, and after this thread {@linkplain Participants#close() closed} its participant id
+     * (which retires the cache; call {@code context()} again).
+     *
+     * @throws IllegalStateException on a virtual thread
+     */
     public ThreadCache context() {
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
@@ -1078,7 +1098,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         // JIT can drop that later check; a constant, so no load.
         if ((ptr & 7) != 0 || Long.compareUnsigned(ptr, WORD_LIMIT) >= 0 || ptr == 0) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    ptr == 0 ? "cannot free the null pointer" : (ptr & 7) != 0
+                    ptr == 0 ? "the null pointer (0) is not a block" : (ptr & 7) != 0
                             ? "misaligned pointer 0x%x: blocks are 8-byte aligned"
                             : "pointer 0x%x is outside the off-heap region", ptr));
         }

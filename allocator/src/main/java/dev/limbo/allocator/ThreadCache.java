@@ -15,8 +15,8 @@ import java.util.Locale;
  *
  * <p>A platform thread gets its own cache, found through its participant id; hot callers can hold
  * it (from {@link LimboAllocator#context()}) and call {@link #allocate}/{@link #free} directly to
- * skip the lookup. It must then be used only by the thread that obtained it. Virtual threads share
- * a few striped caches instead, claimed for the duration of one call.
+ * skip the lookup. It must then be used only by the thread that obtained it; both methods check.
+ * Virtual threads share a few striped caches instead, claimed for the duration of one call.
  *
  * <p>Links are relative: a free block's first word holds {@code next - (block + size)}, so 0 means
  * "the adjacent block" and a zero-filled superblock is already a complete list (LRMalloc PR #9).
@@ -112,8 +112,19 @@ public final class ThreadCache {
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
 
-    /** Allocates {@code bytes} through this cache; see {@link LimboAllocator#allocate}. */
+    /**
+     * Allocates {@code bytes} through this cache; see {@link LimboAllocator#allocate}.
+     *
+     * @throws IllegalStateException if the calling thread is not the one that got this cache from
+     *                               {@link LimboAllocator#context()}, or the cache was retired
+     */
     public long allocate(final long bytes) {
+        checkOwner();
+        return allocateHere(bytes);
+    }
+
+    /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
+    long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return allocator.allocateLarge(bytes);
         }
@@ -129,7 +140,7 @@ public final class ThreadCache {
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
-        if (n > 1 && leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
+        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
         s[at + HEAD] = next;
@@ -140,8 +151,19 @@ public final class ThreadCache {
         return block;
     }
 
-    /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
+    /**
+     * Frees {@code ptr} through this cache; see {@link LimboAllocator#free}.
+     *
+     * @throws IllegalStateException if the calling thread is not the one that got this cache from
+     *                               {@link LimboAllocator#context()}, or the cache was retired
+     */
     public void free(final long ptr) {
+        checkOwner();
+        freeHere(ptr);
+    }
+
+    /** {@link #free} for the thread that holds the cache: its owner, or the claimer of a stripe. */
+    void freeHere(final long ptr) {
         final long owner = LimboAllocator.ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
             allocator.freeNotSmall(ptr, owner);
@@ -172,6 +194,24 @@ public final class ThreadCache {
         // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
         // rejects an offset below the page, past its last block start, or not a multiple of 8.
         return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), (PageMap.PAGE - size) >>> 3) > 0;
+    }
+
+    /**
+     * Refuses a caller other than the owner: two threads in one cache would hand blocks out twice
+     * and lose others, and a retired cache is no longer drained or counted.
+     */
+    private void checkOwner() {
+        if (ownerId != Thread.currentThread().threadId()) {
+            throw notOwner();
+        }
+    }
+
+    private IllegalStateException notOwner() {
+        return new IllegalStateException(ownerId < 0
+                ? "this thread cache was retired when its thread closed its participant id; call context() again"
+                : String.format(Locale.ROOT, "this thread cache belongs to thread #%d, not to the calling thread #%d: "
+                        + "use a context only on the thread that got it from context()", ownerId,
+                        Thread.currentThread().threadId()));
     }
 
     /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
