@@ -15,8 +15,12 @@ package dev.limbo.allocator;
  * @param pageBytesCommitted  bytes of pages committed by the shared page allocator (all allocators)
  * @param pageBytesRetained   of those, bytes in free runs kept committed (hysteresis)
  * @param regionBytesCommitted bytes committed in the whole region, metadata included
+ * @param brokenLists         free lists (or parts of them) that a double free in unchecked mode had
+ *                            broken, found when the allocator was about to follow them, and dropped
+ *                            instead: their blocks are leaked. 0 unless the program freed a block twice
  */
 public record AllocatorStats(long bytesInUse, long largeBytes, long cachedBytes, long superblocksFull,
                              long superblocksPartial, long superblocksEmpty, long descriptors,
-                             long pageBytesCommitted, long pageBytesRetained, long regionBytesCommitted) {
+                             long pageBytesCommitted, long pageBytesRetained, long regionBytesCommitted,
+                             long brokenLists) {
 }

@@ -17,6 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -42,10 +43,21 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * 16 B: 69 vs 83 pairs/us, 2 forks), the threshold under which the allocator issue asked for it
  * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
  * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
- * pointers, pages that hold no allocation, a large block freed twice, and a small block freed
- * twice in a row by the same thread are still rejected; other double frees and interior pointers
- * into small blocks go unnoticed and corrupt the allocator's free lists (never the JVM: every
- * access stays inside the region). <b>Debug mode</b> also poisons freed blocks, quarantines the last
+ * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
+ * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread
+ * that finds every striped cache busy) interior pointers are still rejected.
+ *
+ * <p>Other double frees and interior pointers into small blocks go unnoticed in unchecked mode.
+ * They damage <em>user data</em>: the block may be handed out twice, an interior pointer is handed
+ * out as a block that overlaps two, and a superblock counted empty too early goes back to the page
+ * allocator while blocks of it are still in use, so data in other blocks (even of other allocators,
+ * which share the page allocator) may be overwritten. They never damage the allocator's metadata:
+ * the region header, the page map, the descriptors, their anchors and the partial and recycle
+ * stacks. Every link the allocator follows through free blocks is checked to lead to a block
+ * inside the superblock it belongs to (or, for a thread cache's links between superblocks, to a
+ * block of this allocator and size class), every walk of a superblock's list stops at its block
+ * count, and a list found broken is dropped at that point instead of followed (its blocks leak;
+ * {@link AllocatorStats#brokenLists()} counts such lists). <b>Debug mode</b> also poisons freed blocks, quarantines the last
  * {@value #QUARANTINE} frees of each cache before reuse, and reports a write into a freed block
  * when the block leaves quarantine or is reused.
  *
@@ -60,7 +72,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
  * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
  *
- * Invariants:
+ * Invariants while no block is freed twice:
  *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
  *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
  *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
@@ -68,9 +80,28 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
  *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
  *    abandons its superblock before it flushes, so owned superblocks are never released.
+ * Invariants whatever the program frees (unchecked mode lets double frees and interior pointers
+ * through, which break the ones above):
+ *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
+ *    superblock of this allocator and of the block's class when the block entered the cache: a
+ *    free checks the page's owner word and that the block ends inside the page, and every link
+ *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
+ *    remoteLength, relink) when it is read, and read once; a broken one ends the list there
+ *    (broken()). A block on a list may also be in use, and the program may overwrite its link at
+ *    any time, so no check may rely on an earlier read of a link. Walks of a remote list stop at
+ *    the superblock's block count; cache walks at the cache's count.
+ *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
+ *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
+ *    maxCount; other runs are dropped. So avail < maxCount, count <= maxCount, and the state
+ *    matches the count (FULL: 0, EMPTY: maxCount), and descriptors go on the partial stack of
+ *    their own class only.
+ *  - An owned superblock is never released: a flush that would empty it counts a block twice (see
+ *    above) and is dropped (9). So a cache's CURRENT descriptor is never retired and reused under it.
  *  - A page's owner word is set (release) before any block of it escapes and cleared before the
- *    page returns to the page allocator (LRMalloc's "unregister before unmap").
- *
+ *    page returns to the page allocator (LRMalloc's "unregister before unmap"); it is cleared only
+ *    by the one flush whose CAS made the superblock EMPTY, or by the one free that cleared a large
+ *    run's first word (PageMap 2b).
+
  * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
@@ -79,7 +110,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * succeeded); decommit calls madvise.
  *
  * Memory ordering (numbers local to this file; PageMap has its own):
- *  (1) volatile anchor load in flushRun/fill; pairs with (3).
+ *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
+ *      after it (plain) are those of its generation whenever the CAS (3) that follows succeeds:
+ *      a later generation starts only after this one reached EMPTY, which (3) would have seen.
  *  (2) plain store of the tail link of a flushed run; published by (3).
  *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
  *      and the free-list contents; the flusher's releases them.
@@ -92,12 +125,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
  *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
  *      pushed blocks' links.
+ *  (8) release store of a new superblock's first anchor, the next generation of the descriptor's
+ *      last one; pairs with (1): a flusher or filler whose (1) reads it, or a later anchor of the
+ *      generation (CASes continue its release sequence), sees the descriptor fields written before.
+ *  (9) volatile load of remoteHead by a flush that would empty the superblock, then (9b) a volatile
+ *      load of the anchor: if the superblock is still owned after the anchor value the flush is
+ *      based on (unchanged at (9b)), the owner holds a block that the anchor or the run also
+ *      counts. If the anchor changed, the CAS (3) fails and the flush retries.
  *  Descriptor fields of a new superblock are plain stores published by PageMap's release store of
  *  the page owner (before blocks escape; it happens-before every later access to the page's
  *  blocks, see PageMap (1)) or by the partial-stack push CAS.
  *
  * Reclamation and ABA: descriptors are never freed (type-stable), so stale reads are in bounds.
- * Anchors need no tag (fill takes the whole list, flush splices an owned list: digest §3.11).
+ * Within a generation anchors need no tag (fill takes the whole list, flush splices an owned list:
+ * digest §3.11). Across generations they carry one (Anchor): a flusher holding stale blocks of a
+ * released superblock (only a double free leads there) reads a new superblock's descriptor, and
+ * its CAS must fail even if state, avail and count happen to agree (FULL, 0, 0 always does).
  * Stack heads carry 32-bit tags (Descriptors). The remote list is push-many/take-all (exchange),
  * which has no ABA: a push CAS that succeeds on a recycled head value still links onto the list
  * that is there now, and only while the superblock is owned (the head is not ABANDONED).
@@ -143,6 +186,8 @@ public final class LimboAllocator implements OffHeapAllocator {
      */
     private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
     private final AtomicLong largeBytes = new AtomicLong();
+    /** Lists and runs found broken by a double free and dropped; see {@link #broken()}. */
+    private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
 
@@ -196,8 +241,9 @@ public final class LimboAllocator implements OffHeapAllocator {
             return this;
         }
 
+        /** The flush policy (default {@link FlushPolicy#OWNER_RETURN}); not null. */
         public Builder flushPolicy(final FlushPolicy p) {
-            this.policy = p;
+            this.policy = Objects.requireNonNull(p, "flush policy");
             return this;
         }
 
@@ -244,17 +290,17 @@ public final class LimboAllocator implements OffHeapAllocator {
     public long allocate(final long bytes) {
         final ThreadCache cache = knownCache();
         if (cache != null) {
-            return cache.allocate(bytes);
+            return cache.allocateHere(bytes);
         }
         if (!Thread.currentThread().isVirtual()) {
-            return localCache().allocate(bytes);
+            return localCache().allocateHere(bytes);
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
             return allocateDirect(bytes);
         }
         try {
-            return stripe.allocate(bytes);
+            return stripe.allocateHere(bytes);
         } finally {
             stripe.release();
         }
@@ -278,11 +324,11 @@ public final class LimboAllocator implements OffHeapAllocator {
     public void free(final long ptr) {
         final ThreadCache cache = knownCache();
         if (cache != null) {
-            cache.free(ptr);
+            cache.freeHere(ptr);
             return;
         }
         if (!Thread.currentThread().isVirtual()) {
-            localCache().free(ptr);
+            localCache().freeHere(ptr);
             return;
         }
         final ThreadCache stripe = claimStripe();
@@ -291,42 +337,66 @@ public final class LimboAllocator implements OffHeapAllocator {
             return;
         }
         try {
-            stripe.free(ptr);
+            stripe.freeHere(ptr);
         } finally {
             stripe.release();
         }
     }
 
-    /** Frees a segment returned by {@link #asSegmentAllocator()}. */
+    /**
+     * Frees a segment returned by {@link #asSegmentAllocator()}.
+     *
+     * @throws IllegalArgumentException if {@code segment} is not a segment of the off-heap region, or
+     *                                  as {@link #free(long)} for the pointer at its start
+     * @throws IllegalStateException    as {@link #free(long)}
+     */
     public void free(final MemorySegment segment) {
-        free(segment.address() - Words.SEGMENT.address());
+        final long offset = Objects.requireNonNull(segment, "segment").address() - Words.SEGMENT.address();
+        if (!segment.isNative() || Long.compareUnsigned(offset, Words.SEGMENT.byteSize()) >= 0) {
+            throw new IllegalArgumentException(segment + " is not a segment of the off-heap region: only segments "
+                    + "of asSegmentAllocator() can be freed");
+        }
+        free(offset);
     }
 
     /**
      * Frees {@code n} pointers at once, grouped by superblock so that each superblock's run costs one
      * CAS (the batch-free fix for reclaimers, digest §7.4). Reorders the first {@code n} entries of
-     * {@code ptrs}. In checked mode every small pointer is validated before any of them is freed.
+     * {@code ptrs}. All or nothing: every entry is validated (as {@link #free} validates, plus
+     * interior pointers into small blocks and entries that appear twice, in either mode) before any
+     * of them is freed, so a batch that throws frees nothing. (A block that another thread frees at
+     * the same time is the exception: the race is reported, but the batch may be half freed.)
+     *
+     * @throws IllegalArgumentException as {@link #free}, or if {@code n} is out of range
+     * @throws IllegalStateException    as {@link #free}, or if a pointer appears twice in the batch
      */
     public void freeBatch(final long[] ptrs, final int n) {
         if (n < 0 || n > ptrs.length) {
             throw new IllegalArgumentException("batch length " + n + " out of range [0, " + ptrs.length + "]");
         }
         Arrays.sort(ptrs, 0, n);
-        int small = 0;
         for (int i = 0; i < n; i++) {
             final long ptr = ptrs[i];
             final long owner = ownerOf(ptr);
+            if (i > 0 && ptrs[i - 1] == ptr) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "double free: 0x%x appears twice in one batch", ptr));
+            }
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
-                if (i > 0 && ptrs[i - 1] == ptr) {
-                    throw new IllegalStateException(String.format(Locale.ROOT,
-                            "double free: 0x%x appears twice in one batch", ptr));
-                }
-                if (checked) {
-                    checkBlock(ptr, owner, true);
-                }
-                ptrs[small++] = ptr; // keep small pointers in front, still sorted
+                checkBlock(ptr, owner, checked);
             } else {
-                freeNotSmall(ptr, owner);
+                checkLarge(ptr, owner);
+            }
+        }
+        // Every entry is valid: free the large ones, keeping the small ones in front, still sorted.
+        int small = 0;
+        for (int i = 0; i < n; i++) {
+            final long ptr = ptrs[i];
+            final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
+            if (owner >>> PageMap.TAG_SHIFT == smallTag) {
+                ptrs[small++] = ptr;
+            } else {
+                freeLarge(ptr, owner);
             }
         }
         if (checked) {
@@ -401,11 +471,16 @@ public final class LimboAllocator implements OffHeapAllocator {
      * A {@link SegmentAllocator} whose segments are slices of the region. Free them with
      * {@link #free(MemorySegment)}. Alignments up to the page size are honoured, or up to the
      * alignment of the region's base address if that is smaller (it is at least the OS page size):
-     * a segment's address is the base plus an offset, so no offset can align it further.
+     * a segment's address is the base plus an offset, so no offset can align it further. A negative
+     * size or a bad alignment is rejected with {@link IllegalArgumentException} before anything is
+     * allocated.
      */
     public SegmentAllocator asSegmentAllocator() {
         final long maxAlignment = Math.min(PageMap.PAGE, Long.lowestOneBit(Words.SEGMENT.address()));
         return (byteSize, byteAlignment) -> {
+            if (byteSize < 0) {
+                throw new IllegalArgumentException("segment size must not be negative, was " + byteSize);
+            }
             if (byteAlignment <= 0 || Long.bitCount(byteAlignment) != 1 || byteAlignment > maxAlignment) {
                 throw new IllegalArgumentException("alignment must be a power of two up to " + maxAlignment
                         + ", was " + byteAlignment);
@@ -416,7 +491,14 @@ public final class LimboAllocator implements OffHeapAllocator {
         };
     }
 
-    /** The calling platform thread's cache, for callers that want to skip the lookup. */
+    /**
+     * The calling platform thread's cache, for callers that want to skip the lookup. Only this thread
+     * may use it: its {@code allocate} and {@code free} throw {@link IllegalStateException} on another
+     * thread, and after this thread {@linkplain Participants#close() closed} its participant id
+     * (which retires the cache; call {@code context()} again).
+     *
+     * @throws IllegalStateException on a virtual thread
+     */
     public ThreadCache context() {
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
@@ -473,7 +555,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes());
+                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get());
     }
 
     /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
@@ -604,7 +686,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int d = descriptors.popPartial(sc); d != 0; d = descriptors.popPartial(sc)) {
             final long desc = descriptors.offset(d);
             for (;;) {
-                // (1) volatile anchor load; pairs with (3).
+                // (1) volatile anchor load; pairs with (3) and (8).
                 final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
                 if (Anchor.state(old) == Anchor.EMPTY) {
                     descriptors.retire(d); // released by the flush that emptied it (lazy retire)
@@ -613,9 +695,10 @@ public final class LimboAllocator implements OffHeapAllocator {
                 if (Anchor.count(old) == 0) {
                     break; // filled concurrently; the next FULL->PARTIAL flush pushes it again
                 }
+                // Read after (1), before (3): the superblock of old's generation if (3) succeeds.
+                final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
                 // (3) anchor CAS: take the whole free list.
-                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(Anchor.FULL, 0, 0))) {
-                    final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, Anchor.FULL, 0, 0))) {
                     cache.setList(sc, sb + (long) Anchor.avail(old) * SizeClasses.size(sc), Anchor.count(old));
                     return d;
                 }
@@ -647,51 +730,85 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         final long desc = descriptors.offset(d);
+        // The last anchor of the descriptor's previous superblock (EMPTY), or 0 if it is new.
+        final long previous = Words.lp(desc + DescriptorLayout.ANCHOR);
         Words.sp(desc + DescriptorLayout.SUPERBLOCK, sb);
         Words.sp(desc + DescriptorLayout.MAX_COUNT, max);
         Words.sp(desc + DescriptorLayout.SIZE_CLASS, sc);
         Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        Words.sp(desc + DescriptorLayout.ANCHOR, Anchor.pack(Anchor.FULL, 0, 0));
+        // (8) release store of the next generation's first anchor; pairs with (1).
+        Words.sr(desc + DescriptorLayout.ANCHOR, Anchor.renew(previous));
         PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
         cache.setList(sc, sb, max);
         return d;
     }
 
-    /** Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks. */
+    /**
+     * Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks.
+     * The list is validated as it is walked: from the first block that is not a block of class
+     * {@code sc} of this allocator on, it is dropped (see {@link #broken()}).
+     */
     void flushList(long head, int n, final int sc) {
         final int size = SizeClasses.size(sc);
+        if (n > 0 && !isBlock(head, sc)) {
+            broken();
+            return;
+        }
         while (n > 0) {
             final long page = head >>> PageMap.PAGE_SHIFT;
+            final int d = PageMap.descriptor(PageMap.owner(page)); // isBlock checked the owner word
             long tail = head;
             int k = 1;
-            long next = n > 1 ? tail + size + Words.lp(tail) : 0;
-            while (k < n && (next >>> PageMap.PAGE_SHIFT) == page) {
+            long next = 0;
+            while (k < n) {
+                next = tail + size + Words.lp(tail);
+                if ((next >>> PageMap.PAGE_SHIFT) != page || !startsBlock(next & PageMap.PAGE_MASK, sc)) {
+                    break;
+                }
                 tail = next;
                 k++;
-                next = k < n ? tail + size + Words.lp(tail) : 0;
             }
-            flushRun(PageMap.descriptor(PageMap.owner(page)), head, tail, k, sc);
             n -= k;
+            if (n > 0 && !isBlock(next, sc)) { // a link out of the page must reach another superblock of ours
+                n = 0;
+                broken();
+            }
+            flushRun(d, head, tail, k, sc);
             head = next;
         }
     }
 
-    /** Splices the run {@code head..tail} of {@code k} blocks onto its superblock's free list. */
+    /**
+     * Splices the run {@code head..tail} of {@code k} blocks of class {@code sc}, all in one page and
+     * linked, onto the free list of superblock {@code d}. Drops the run (see {@link #broken()}) if
+     * {@code head} is not a block of the superblock {@code d} holds now, or if the superblock cannot
+     * take {@code k} more free blocks: only a double free leads there.
+     */
     void flushRun(final int d, final long head, final long tail, final int k, final int sc) {
         final long desc = descriptors.offset(d);
         final int size = SizeClasses.size(sc);
-        // Captured before the CAS: once the superblock is EMPTY the descriptor may be reused at once.
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-        final int headIndex = SizeClasses.divide(head - sb, sc);
         for (;;) {
-            // (1) volatile anchor load.
+            // (1) volatile anchor load; pairs with (3) and (8).
             final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
+            // Read after (1), before (3): the fields of old's generation if (3) succeeds, and the
+            // values to use after it (once EMPTY, the descriptor may be retired and reused at once).
+            final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+            final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
+            final long offset = head - sb;
+            final int headIndex = SizeClasses.divide(offset & PageMap.PAGE_MASK, sc);
             final int count = Anchor.count(old) + k;
-            if (count > max) {
-                throw new IllegalStateException(String.format(Locale.ROOT,
-                        "superblock 0x%x would hold %d free blocks of %d: a block was freed twice "
-                                + "(checked mode reports the first double free)", sb, count, max));
+            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || Long.compareUnsigned(offset, PageMap.PAGE) >= 0
+                    || !startsBlock(offset, sc) || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
+                broken(); // another superblock's stale blocks, or more free blocks than it has
+                return;
+            }
+            if (count == max
+                    // (9) volatile load of the remote head: an owned superblock is never empty.
+                    && Words.lv(desc + DescriptorLayout.REMOTE_HEAD) != ABANDONED
+                    // (9b) volatile anchor load: still owned after old, so old + k counts a block twice.
+                    && Words.lv(desc + DescriptorLayout.ANCHOR) == old) {
+                broken();
+                return;
             }
             if (Anchor.count(old) > 0) {
                 // (2) plain store of the tail link onto the current list; published by (3).
@@ -699,7 +816,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
             final int state = count == max ? Anchor.EMPTY : Anchor.PARTIAL;
             // (3) anchor CAS.
-            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.pack(state, headIndex, count))) {
+            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, state, headIndex, count))) {
                 if (state == Anchor.EMPTY) {
                     releaseSuperblock(sb);
                     if (Anchor.state(old) == Anchor.FULL) {
@@ -781,13 +898,16 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Moves the remote list of owned superblock {@code d} into the cache; returns the blocks moved. */
     int collectRemote(final ThreadCache cache, final int sc, final int d) {
+        final long desc = descriptors.offset(d);
         // (7) get-and-set; acquires the links written before (6).
-        final long list = Words.xchg(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, 0L);
+        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, 0L);
         if (list == 0 || list == ABANDONED) {
             return 0;
         }
-        final int n = relink(list, SizeClasses.size(sc));
-        cache.setList(sc, list, n);
+        final int n = relink(desc, list, remoteLength(desc, list));
+        if (n > 0) {
+            cache.setList(sc, list, n);
+        }
         return n;
     }
 
@@ -797,27 +917,84 @@ public final class LimboAllocator implements OffHeapAllocator {
         // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
         final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
         if (list != 0 && list != ABANDONED) {
-            final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-            final int size = SizeClasses.size(sc);
-            final int n = relink(list, size);
-            long tail = list;
-            for (int i = 1; i < n; i++) {
-                tail = tail + size + Words.lp(tail);
-            }
-            flushRun(d, list, tail, n, sc);
+            final int n = relink(desc, list, remoteLength(desc, list));
+            flushList(list, n, (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS));
         }
     }
 
-    /** Converts a 0-terminated absolute list to relative links; returns its length. */
-    private static int relink(final long list, final int size) {
-        int n = 1;
-        long p = list;
-        for (long next = Words.lp(p); next != 0; next = Words.lp(p)) {
-            Words.sp(p, next - (p + size));
-            p = next;
-            n++;
+    /**
+     * The length of the 0-terminated remote list {@code list} of owned superblock {@code desc}, up to
+     * its first link that does not lead to a block of the superblock; 0 if the list has more blocks
+     * than the superblock (a cycle: a block pushed twice) or does not start with one of its blocks.
+     * Either is a double free's doing, and what is not counted is dropped (see {@link #broken()}).
+     */
+    private int remoteLength(final long desc, final long list) {
+        // Owned, so not released: the fields are those of the superblock the list belongs to.
+        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
+        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+        int n = 0;
+        for (long p = list; p != 0; p = Words.lp(p)) { // p's link is read once p is known to be a block
+            if (!startsBlock(p - sb, sc)) {
+                broken();
+                return n;
+            }
+            if (++n > max) {
+                broken();
+                return 0;
+            }
         }
         return n;
+    }
+
+    /**
+     * Converts the first {@code n} links of the remote list {@code list} of superblock {@code desc}
+     * to relative links; returns how many blocks the converted list holds. That is {@code n} unless
+     * a link changed since {@link #remoteLength} read it: a block on the list is also in use (a
+     * double free), and the program wrote it. The list then ends at the block before that link.
+     */
+    private int relink(final long desc, final long list, final int n) {
+        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
+        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
+        final int size = SizeClasses.size(sc);
+        long p = list;
+        for (int i = 1; i < n; i++) {
+            final long next = Words.lp(p);
+            if (!startsBlock(next - sb, sc)) {
+                broken();
+                return i;
+            }
+            Words.sp(p, next - (p + size));
+            p = next;
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------- list validation
+
+    /**
+     * Whether {@code ptr} starts a block of a superblock of class {@code sc} of this allocator, by its
+     * page's owner word: the check of a link that leaves its block's page.
+     */
+    boolean isBlock(final long ptr, final int sc) {
+        return (ptr & 7) == 0 && ptr != 0 && Long.compareUnsigned(ptr, WORD_LIMIT) < 0
+                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> 32 == (smallTag << 8 | sc)
+                && startsBlock(ptr & PageMap.PAGE_MASK, sc);
+    }
+
+    /** Whether {@code offset}, from a superblock's start, is the start of one of its blocks of class {@code sc}. */
+    private static boolean startsBlock(final long offset, final int sc) {
+        final int size = SizeClasses.size(sc);
+        return Long.compareUnsigned(offset, PageMap.PAGE - size) <= 0
+                && (long) SizeClasses.divide(offset, sc) * size == offset;
+    }
+
+    /**
+     * Records a list or run that a double free broke, and that was dropped instead of followed: its
+     * blocks are leaked. Counted in {@link AllocatorStats#brokenLists()}.
+     */
+    void broken() {
+        brokenLists.incrementAndGet();
     }
 
     // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
@@ -853,6 +1030,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             if (debug) {
                 poison(ptr); // marked POISONED, so its reuse verifies the poison
             }
+        } else {
+            checkBlock(ptr, owner, false); // a rare path: it can afford the interior check
         }
         final int sc = PageMap.sizeClass(owner);
         uncachedNet.addAndGet(-SizeClasses.size(sc));
@@ -884,10 +1063,20 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Frees a pointer whose page is not a small superblock of this allocator, or reports why not. */
     void freeNotSmall(final long ptr, final long owner) {
+        checkLarge(ptr, owner);
+        freeLarge(ptr, owner);
+    }
+
+    /** Checks that {@code ptr}, whose page is not a small superblock of this allocator, starts one of its large blocks. */
+    private void checkLarge(final long ptr, final long owner) {
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
             throw interiorLarge(ptr);
         }
+    }
+
+    /** Frees the large block {@code ptr}, checked by {@link #checkLarge}, whose first page's owner word is {@code owner}. */
+    private void freeLarge(final long ptr, final long owner) {
         final long page = ptr >>> PageMap.PAGE_SHIFT;
         if (!PageMap.clearOwner(page, owner)) {
             throw new IllegalStateException(String.format(Locale.ROOT,
@@ -909,7 +1098,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         // JIT can drop that later check; a constant, so no load.
         if ((ptr & 7) != 0 || Long.compareUnsigned(ptr, WORD_LIMIT) >= 0 || ptr == 0) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    ptr == 0 ? "cannot free the null pointer" : (ptr & 7) != 0
+                    ptr == 0 ? "the null pointer (0) is not a block" : (ptr & 7) != 0
                             ? "misaligned pointer 0x%x: blocks are 8-byte aligned"
                             : "pointer 0x%x is outside the off-heap region", ptr));
         }

@@ -15,8 +15,8 @@ import java.util.Locale;
  *
  * <p>A platform thread gets its own cache, found through its participant id; hot callers can hold
  * it (from {@link LimboAllocator#context()}) and call {@link #allocate}/{@link #free} directly to
- * skip the lookup. It must then be used only by the thread that obtained it. Virtual threads share
- * a few striped caches instead, claimed for the duration of one call.
+ * skip the lookup. It must then be used only by the thread that obtained it; both methods check.
+ * Virtual threads share a few striped caches instead, claimed for the duration of one call.
  *
  * <p>Links are relative: a free block's first word holds {@code next - (block + size)}, so 0 means
  * "the adjacent block" and a zero-filled superblock is already a complete list (LRMalloc PR #9).
@@ -29,7 +29,12 @@ import java.util.Locale;
  * small block of this allocator by one comparison of its owner word's tag (PageMap.TAG_SHIFT).
  *
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
- * is meaningless. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
+ * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
+ * of this allocator when the block entered the list: free checks the owner word and that the block
+ * ends inside the page; a pop checks the link it follows (leavesPage, then the page map for a link
+ * that leaves the page) and drops the rest of the list if the link is broken, which only a double
+ * free in unchecked mode does (the block, in use, had its link overwritten). So a double free can
+ * make the cache hand a block out twice, never hand out memory outside the blocks of a superblock. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
  * as a spare) touches the fields. With OWNER_RETURN, CURRENT is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
@@ -107,8 +112,19 @@ public final class ThreadCache {
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
 
-    /** Allocates {@code bytes} through this cache; see {@link LimboAllocator#allocate}. */
+    /**
+     * Allocates {@code bytes} through this cache; see {@link LimboAllocator#allocate}.
+     *
+     * @throws IllegalStateException if the calling thread is not the one that got this cache from
+     *                               {@link LimboAllocator#context()}, or the cache was retired
+     */
     public long allocate(final long bytes) {
+        checkOwner();
+        return allocateHere(bytes);
+    }
+
+    /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
+    long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return allocator.allocateLarge(bytes);
         }
@@ -122,7 +138,12 @@ public final class ThreadCache {
             block = s[at + HEAD];
         }
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
-        s[at + HEAD] = block + SizeClasses.size(sc) + Words.lp(block);
+        final int size = SizeClasses.size(sc);
+        final long next = block + size + Words.lp(block);
+        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
+            n = dropRest();
+        }
+        s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
         if (checked) {
             allocator.markAllocated(block, sc);
@@ -130,8 +151,19 @@ public final class ThreadCache {
         return block;
     }
 
-    /** Frees {@code ptr} through this cache; see {@link LimboAllocator#free}. */
+    /**
+     * Frees {@code ptr} through this cache; see {@link LimboAllocator#free}.
+     *
+     * @throws IllegalStateException if the calling thread is not the one that got this cache from
+     *                               {@link LimboAllocator#context()}, or the cache was retired
+     */
     public void free(final long ptr) {
+        checkOwner();
+        freeHere(ptr);
+    }
+
+    /** {@link #free} for the thread that holds the cache: its owner, or the claimer of a stripe. */
+    void freeHere(final long ptr) {
         final long owner = LimboAllocator.ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
             allocator.freeNotSmall(ptr, owner);
@@ -144,11 +176,63 @@ public final class ThreadCache {
                 quarantine(ptr);
                 return;
             }
-        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0) { // unchecked: freed twice in a row
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "double free: block 0x%x was the last block this thread freed", ptr));
+        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
+                || (ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) { // or past the last block
+            throw rejected(ptr, sc);
         }
         push(ptr, sc, PageMap.descriptor(owner));
+    }
+
+    /**
+     * Whether {@code next}, the link of {@code block}, leads out of the part of {@code block}'s page
+     * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
+     * that stays is followed as it is: every block it can lead to lies inside the page (if it does
+     * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
+     * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
+     */
+    private static boolean leavesPage(final long block, final long next, final int size) {
+        // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
+        // rejects an offset below the page, past its last block start, or not a multiple of 8.
+        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), (PageMap.PAGE - size) >>> 3) > 0;
+    }
+
+    /**
+     * Refuses a caller other than the owner: two threads in one cache would hand blocks out twice
+     * and lose others, and a retired cache is no longer drained or counted.
+     */
+    private void checkOwner() {
+        if (ownerId != Thread.currentThread().threadId()) {
+            throw notOwner();
+        }
+    }
+
+    private IllegalStateException notOwner() {
+        return new IllegalStateException(ownerId < 0
+                ? "this thread cache was retired when its thread closed its participant id; call context() again"
+                : String.format(Locale.ROOT, "this thread cache belongs to thread #%d, not to the calling thread #%d: "
+                        + "use a context only on the thread that got it from context()", ownerId,
+                        Thread.currentThread().threadId()));
+    }
+
+    /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
+    private RuntimeException rejected(final long ptr, final int sc) {
+        if ((ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) {
+            return new IllegalArgumentException(String.format(Locale.ROOT,
+                    "interior pointer 0x%x: it is past the last %d-byte block of its superblock", ptr,
+                    SizeClasses.size(sc)));
+        }
+        return new IllegalStateException(String.format(Locale.ROOT,
+                "double free: block 0x%x was the last block this thread freed", ptr));
+    }
+
+    /**
+     * Drops the cached list of the class being allocated from after its first block, whose link a
+     * double free broke: the rest is leaked ({@link LimboAllocator#broken()}). Returns 1, the count
+     * that leaves only that first block to hand out.
+     */
+    private int dropRest() {
+        allocator.broken();
+        return 1;
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
@@ -245,18 +329,25 @@ public final class ThreadCache {
         }
         abandon(sc);
         final int n = count(sc);
-        final int returned;
+        int returned;
         if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
             // Keep the most recently freed (cache-hot) half on top; return the older half below it.
-            final int keep = n / 2;
+            int keep = n / 2;
+            returned = n - keep;
             final int size = SizeClasses.size(sc);
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
-                last = last + size + Words.lp(last);
+                final long next = last + size + Words.lp(last);
+                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
+                    allocator.broken(); // keep the blocks before the broken link, drop the rest
+                    keep = i;
+                    returned = 0;
+                    break;
+                }
+                last = next;
             }
-            final long rest = last + size + Words.lp(last);
+            final long rest = last + size + Words.lp(last); // flushList checks it
             setList(sc, head(sc), keep);
-            returned = n - keep;
             returnedBytes += (long) returned * size;
             allocator.flushList(rest, returned, sc);
         } else {

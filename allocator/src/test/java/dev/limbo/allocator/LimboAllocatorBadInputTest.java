@@ -232,6 +232,17 @@ class LimboAllocatorBadInputTest {
     }
 
     @Test
+    void aNegativeSegmentSizeIsRejectedBeforeAnythingIsAllocated() {
+        final AllocatorStats before = a.stats();
+        for (final long bad : new long[] {-1, -8, Long.MIN_VALUE}) {
+            final IllegalArgumentException e = assertRejected(IllegalArgumentException.class,
+                    () -> a.asSegmentAllocator().allocate(bad, 8), "negative");
+            assertTrue(e.getMessage().contains(Long.toString(bad)), e.getMessage());
+        }
+        assertEquals(before.bytesInUse(), a.stats().bytesInUse(), "a rejected segment request allocated a block");
+    }
+
+    @Test
     void badSegmentAllocatorAlignmentsAreRejected() {
         assertRejected(IllegalArgumentException.class, () -> a.asSegmentAllocator().allocate(8, 3), "alignment");
         assertRejected(IllegalArgumentException.class,

@@ -4,13 +4,19 @@ import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.limbo.allocator.internal.PageMap;
+import dev.limbo.core.Region;
+
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Random;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class LimboAllocatorFreeBatchTest {
 
@@ -69,6 +75,57 @@ class LimboAllocatorFreeBatchTest {
             assertEquals(0, a.stats().largeBytes(), "round " + round);
         }
         assertAllReturned(a);
+    }
+
+    /**
+     * A batch with one bad entry frees nothing, wherever the bad entry sorts: the large blocks in
+     * front of it used to be freed while the batch was still being validated.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aBatchWithABadEntryFreesNothingOfIt(final boolean checked) {
+        final LimboAllocator a = LimboAllocator.builder().checked(checked).build();
+        final LimboAllocator other = LimboAllocator.create();
+        final long[] good = new long[8];
+        for (int i = 0; i < good.length; i++) {
+            good[i] = a.allocate(i % 2 == 0 ? 200_000 : 48); // large and small, interleaved
+        }
+        final long large = good[0];
+        final long small = good[1];
+        final long foreign = other.allocate(64);
+        final long unused = Region.global().size() - PageMap.PAGE; // a page nobody claimed
+        final Object[][] cases = {
+                {Region.global().size(), IllegalArgumentException.class, "outside"},
+                {Long.MAX_VALUE & -8, IllegalArgumentException.class, "outside"},
+                {small + 3, IllegalArgumentException.class, "misaligned"},
+                {small + 8, IllegalArgumentException.class, "interior"},
+                {large + 4096, IllegalArgumentException.class, "interior"},
+                {large + PageMap.PAGE, IllegalArgumentException.class, "interior"},
+                {foreign, IllegalArgumentException.class, "belongs to allocator"},
+                {unused, IllegalStateException.class, "not allocated"},
+                {large, IllegalStateException.class, "twice"},
+                {small, IllegalStateException.class, "twice"},
+        };
+        final long inUse = a.stats().bytesInUse();
+        for (final Object[] c : cases) {
+            final long bad = (long) c[0];
+            final long[] batch = Arrays.copyOf(good, good.length + 1);
+            batch[good.length] = bad;
+            @SuppressWarnings("unchecked")
+            final Class<? extends Throwable> type = (Class<? extends Throwable>) c[1];
+            final Throwable e = assertThrows(type, () -> a.freeBatch(batch, batch.length),
+                    () -> String.format(Locale.ROOT, "entry 0x%x", bad));
+            assertTrue(e.getMessage().contains((String) c[2]), e.getMessage());
+            assertEquals(inUse, a.stats().bytesInUse(),
+                    () -> String.format(Locale.ROOT, "a batch rejected for 0x%x freed some of its blocks", bad));
+            for (final long p : good) {
+                assertTrue(a.usableSize(p) > 0);
+            }
+        }
+        a.freeBatch(good, good.length);
+        assertAllReturned(a);
+        other.free(foreign);
+        assertAllReturned(other);
     }
 
     @ParameterizedTest

@@ -3,6 +3,7 @@ package dev.limbo.core;
 import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -143,9 +144,10 @@ public final class Participants {
      * Registers a hook that receives each id just before it is recycled.
      *
      * @return a handle whose {@code close()} unregisters the hook
+     * @throws NullPointerException if {@code hook} is null (it would break every later release)
      */
     public static AutoCloseable onRelease(final IntConsumer hook) {
-        HOOKS.add(hook);
+        HOOKS.add(Objects.requireNonNull(hook, "hook"));
         return () -> HOOKS.remove(hook);
     }
 
@@ -156,9 +158,10 @@ public final class Participants {
      * thread's id is released, since the thread cannot use its state any more.
      *
      * @return a handle whose {@code close()} unregisters the check
+     * @throws NullPointerException if {@code check} is null (it would break every later close)
      */
     public static AutoCloseable onClose(final IntConsumer check) {
-        CLOSE_CHECKS.add(check);
+        CLOSE_CHECKS.add(Objects.requireNonNull(check, "check"));
         return () -> CLOSE_CHECKS.remove(check);
     }
 

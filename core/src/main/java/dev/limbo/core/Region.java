@@ -58,7 +58,8 @@ import java.util.Locale;
  *    refused commit's charge (6) and its undo (7).
  * Non-invariants: committed may pass commitLimit for that moment, so a commit racing with a
  *  refused one near the limit may be refused too, although the two would fit one after the
- *  other. The region does not check that decommits match commits; callers pair them.
+ *  other. The region does not check that decommits match commits (callers pair them), except
+ *  that a decommit of more bytes than are committed in all is refused.
  *
  * Linearization points: claim - its successful CAS (4), or, when the region is exhausted, the load
  * (2) that saw too little room; commit - its get-and-add (6) (refused: the (6) whose result
@@ -75,8 +76,9 @@ import java.util.Locale;
  *      claimers. They hand out address space only: a claimer writes and publishes the claimed
  *      memory by its own means.
  *  (3) acquire load of brk (claimedBytes, and the bound of checkPageRange); pairs with (1), (4).
- *  (5) opaque load of committed (a statistic); (6), (7), (8) get-and-adds of committed: atomic,
- *      and ordering nothing else.
+ *  (5) opaque loads of committed: a statistic, and decommit's check that the count covers the
+ *      range (a range that was committed counts until its own (8), so the check never refuses a
+ *      paired decommit); (6), (7), (8) get-and-adds of committed: atomic, and ordering nothing else.
  *
  * Reclamation and ABA: claimed space never goes back to the bump pointer, so brk takes each value
  * at most once and the CAS (4) cannot succeed on a stale value. Decommitted pages stay mapped and
@@ -267,9 +269,22 @@ public final class Region implements AutoCloseable {
      * range stays mapped and reads as zeros.
      *
      * @throws IllegalArgumentException if the range is not page-aligned or not inside claimed space
+     * @throws IllegalStateException    if fewer bytes than {@code bytes} are committed, so the range
+     *                                  cannot be committed (decommitted twice, or never committed);
+     *                                  nothing is returned then. A range that is not committed while
+     *                                  enough others are goes unnoticed (the region keeps no
+     *                                  per-page record; callers pair commits and decommits)
      */
     public void decommit(final long offset, final long bytes) {
         checkPageRange("decommit", offset, bytes);
+        // (5) opaque load of the counter. A committed range counts in it until its own (8), so a
+        // caller that pairs commits and decommits always finds at least its bytes.
+        final long committed = committedBytes();
+        if (bytes > committed) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "cannot decommit %s at offset %d: only %s is committed in all, so this range is not "
+                            + "(decommitted twice, or never committed)", bytes(bytes), offset, bytes(committed)));
+        }
         if (mapped) {
             Native.madvise(address + offset, bytes, Native.MADV_DONTNEED);
         } else {
@@ -310,6 +325,9 @@ public final class Region implements AutoCloseable {
 
     @Override
     public String toString() {
+        if (!segment.scope().isAlive()) {
+            return String.format(Locale.ROOT, "Region[%s reserved, closed]", bytes(size));
+        }
         return String.format(Locale.ROOT, "Region[%s reserved, %s claimed, %s committed%s]",
                 bytes(size), bytes(claimedBytes()), bytes(committedBytes()), mapped ? "" : ", arena fallback");
     }

@@ -41,20 +41,49 @@ class LayoutsAndAnchorTest {
 
     @Test
     void anAnchorPacksAndUnpacksItsFieldsAtTheExtremes() {
-        final int max31 = 0x7FFF_FFFF;
+        final int max20 = 0xF_FFFF;
         final int[] states = {Anchor.FULL, Anchor.PARTIAL, Anchor.EMPTY};
-        final int[] values = {0, 1, 2, 1023, 8192, 1 << 30, max31 - 1, max31};
-        for (final int state : states) {
-            for (final int avail : values) {
-                for (final int count : values) {
-                    final long a = Anchor.pack(state, avail, count);
-                    assertEquals(state, Anchor.state(a), "state of " + Long.toHexString(a));
-                    assertEquals(avail, Anchor.avail(a), "avail of " + Long.toHexString(a));
-                    assertEquals(count, Anchor.count(a), "count of " + Long.toHexString(a));
+        final int[] values = {0, 1, 2, 1023, 8192, 1 << 19, max20 - 1, max20};
+        final long[] generations = {0, 1, 0x3F_FFFE, 0x3F_FFFF};
+        for (final long generation : generations) {
+            final long old = Anchor.pack(Anchor.EMPTY, 3, 4) | generation << 40;
+            for (final int state : states) {
+                for (final int avail : values) {
+                    for (final int count : values) {
+                        final long a = Anchor.update(old, state, avail, count);
+                        assertEquals(state, Anchor.state(a), "state of " + Long.toHexString(a));
+                        assertEquals(generation, Anchor.generation(a), "generation of " + Long.toHexString(a));
+                        assertEquals(avail, Anchor.avail(a), "avail of " + Long.toHexString(a));
+                        assertEquals(count, Anchor.count(a), "count of " + Long.toHexString(a));
+                    }
                 }
             }
         }
         assertEquals(0L, Anchor.pack(Anchor.FULL, 0, 0));
+    }
+
+    @Test
+    void theBlockCountOfTheLargestPageFitsAnAnchor() {
+        final long mostBlocks = (1L << 22) / SizeClasses.size(1); // pageShift 22, 8-byte blocks
+        final long a = Anchor.pack(Anchor.EMPTY, (int) mostBlocks - 1, (int) mostBlocks);
+        assertEquals(mostBlocks, Anchor.count(a));
+        assertEquals(mostBlocks - 1, Anchor.avail(a));
+    }
+
+    @Test
+    void renewStartsTheNextGenerationFullAndEmptyOfFreeBlocks() {
+        final long first = Anchor.renew(0);
+        assertEquals(Anchor.FULL, Anchor.state(first));
+        assertEquals(1, Anchor.generation(first));
+        assertEquals(0, Anchor.count(first));
+        final long emptied = Anchor.update(first, Anchor.EMPTY, 5, 1024);
+        final long second = Anchor.renew(emptied);
+        assertEquals(2, Anchor.generation(second));
+        assertEquals(Anchor.pack(Anchor.FULL, 0, 0), second & ~(0x3F_FFFFL << 40));
+        assertEquals(0, Anchor.generation(Anchor.renew(Anchor.update(0x3F_FFFFL << 40, Anchor.EMPTY, 0, 1))),
+                "the generation wraps");
+        assertEquals(true, Anchor.update(first, Anchor.FULL, 0, 0) != Anchor.update(second, Anchor.FULL, 0, 0),
+                "the same fields in two generations are two anchor values");
     }
 
     @Test
