@@ -215,6 +215,20 @@ public final class LimboAllocator implements OffHeapAllocator {
         return builder().build();
     }
 
+    /**
+     * The process-wide allocator with the default settings, created on first use and never closed:
+     * what components use when they are given no allocator, so that building and closing them in a
+     * loop creates no allocator each time.
+     */
+    public static LimboAllocator shared() {
+        return Shared.INSTANCE;
+    }
+
+    /** Holds {@link #shared()}, created on first use. */
+    private static final class Shared {
+        static final LimboAllocator INSTANCE = create();
+    }
+
     public static Builder builder() {
         return new Builder();
     }

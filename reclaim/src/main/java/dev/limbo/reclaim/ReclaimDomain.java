@@ -135,8 +135,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
     private final ConcurrentHashMap<Long, Boolean> debugRetired;
     private final AutoCloseable releaseHook;
     private final AutoCloseable closeCheck;
-    /** The allocator the builder created for this domain alone, closed with it; null if the user gave one. */
-    private final LimboAllocator privateAllocator;
     private final long closeTimeoutNanos;
     /** The scheme's capabilities, plus any the builder added. */
     private final Set<Capability> capabilities;
@@ -173,7 +171,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
         this.releaseHook = Participants.onRelease(this::departed);
         this.closeCheck = Participants.onClose(this::checkNotPinned);
-        this.privateAllocator = b.privateAllocator;
         this.closeTimeoutNanos = b.closeTimeoutNanos;
         final EnumSet<Capability> all = EnumSet.copyOf(b.capabilities);
         all.addAll(b.scheme.capabilities());
@@ -475,8 +472,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /**
      * Frees every record the domain holds: retired nodes of all threads (except with {@code none},
-     * which never tracks them), pooled records, blocks and tables, and the allocator if the builder
-     * created it. From the moment it begins, every {@link #pin()} (nested or not) throws
+     * which never tracks them), pooled records, blocks and tables, back to the allocator. From the
+     * moment it begins, every {@link #pin()} (nested or not) throws
      * {@link IllegalStateException}; it then waits, up to the builder's
      * {@linkplain Builder#closeTimeout close timeout}, for the sections in flight on other threads to
      * end. If they do not, it refuses: the domain stays open and usable. Every cleanup step runs
@@ -781,17 +778,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 Boolean.parseBoolean(System.getProperty(ASYMMETRIC_FENCE_PROPERTY, "true"));
         private long heavyBarrierIntervalNanos = TimeUnit.MILLISECONDS.toNanos(1);
         private long closeTimeoutNanos = TimeUnit.SECONDS.toNanos(10);
-        /** Set by build() when it creates the allocator itself. */
-        private LimboAllocator privateAllocator;
 
         Builder(final Scheme scheme) {
             this.scheme = Objects.requireNonNull(scheme, "scheme");
         }
 
         /**
-         * The allocator records come from (default: a new one from {@link LimboAllocator#create()},
+         * The allocator records come from (default: the process-wide {@link LimboAllocator#shared()},
          * which is unchecked unless the system property {@value LimboAllocator#CHECKED_PROPERTY}
-         * is true).
+         * is true; close() returns every record to it).
          */
         public Builder allocator(final LimboAllocator allocator) {
             this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -976,14 +971,13 @@ public abstract class ReclaimDomain implements AutoCloseable {
                         "slots(%d) x maxNesting(%d) = %d slot words; at most 64", slots, maxNesting, slots * maxNesting));
             }
             if (allocator != null) {
-                privateAllocator = null;
                 return scheme.create(this);
             }
-            allocator = privateAllocator = LimboAllocator.create();
+            allocator = LimboAllocator.shared();
             try {
                 return scheme.create(this);
             } finally {
-                allocator = null; // a second build() gets an allocator of its own
+                allocator = null; // a later allocator(...) call is not overridden
             }
         }
     }
