@@ -80,6 +80,17 @@ public final class ThreadCache {
     private static final int COUNT = 1;
     private static final int CURRENT = 2;
     private static final int CAP = 3;
+    /**
+     * Per size class, the offset in a page of the last place a block fits: {@code PAGE - size}. 256
+     * entries (0 beyond COUNT), so that a class decoded from a byte needs no range check.
+     */
+    private static final int[] LAST_START = new int[256];
+
+    static {
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            LAST_START[sc] = (int) (PageMap.PAGE - SizeClasses.size(sc));
+        }
+    }
     /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
     private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
     /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
@@ -140,7 +151,7 @@ public final class ThreadCache {
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
-        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
+        if (leavesPage(block, next, sc) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
         s[at + HEAD] = next;
@@ -177,7 +188,7 @@ public final class ThreadCache {
                 return;
             }
         } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
-                || (ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) { // or past the last block
+                || (ptr & PageMap.PAGE_MASK) > LAST_START[sc]) { // or past the last block start
             throw rejected(ptr, sc);
         }
         push(ptr, sc, PageMap.descriptor(owner));
@@ -185,15 +196,15 @@ public final class ThreadCache {
 
     /**
      * Whether {@code next}, the link of {@code block}, leads out of the part of {@code block}'s page
-     * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
+     * where a block of class {@code sc} fits, or to an address that is not 8-byte aligned. A link
      * that stays is followed as it is: every block it can lead to lies inside the page (if it does
      * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
      * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
      */
-    private static boolean leavesPage(final long block, final long next, final int size) {
+    private static boolean leavesPage(final long block, final long next, final int sc) {
         // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
         // rejects an offset below the page, past its last block start, or not a multiple of 8.
-        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), (PageMap.PAGE - size) >>> 3) > 0;
+        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), LAST_START[sc] >>> 3) > 0;
     }
 
     /**
@@ -216,7 +227,7 @@ public final class ThreadCache {
 
     /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
     private RuntimeException rejected(final long ptr, final int sc) {
-        if ((ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) {
+        if ((ptr & PageMap.PAGE_MASK) > LAST_START[sc]) {
             return new IllegalArgumentException(String.format(Locale.ROOT,
                     "interior pointer 0x%x: it is past the last %d-byte block of its superblock", ptr,
                     SizeClasses.size(sc)));
@@ -338,7 +349,7 @@ public final class ThreadCache {
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
                 final long next = last + size + Words.lp(last);
-                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
+                if (leavesPage(last, next, sc) && !allocator.isBlock(next, sc)) {
                     allocator.broken(); // keep the blocks before the broken link, drop the rest
                     keep = i;
                     returned = 0;
