@@ -31,12 +31,15 @@ import java.util.Locale;
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
  * of this allocator when the block entered the list: free checks the owner word and that the block
- * ends inside the page; a pop checks the link it follows (leavesPage, then the page map for a link
- * that leaves the page) and drops the rest of the list if the link is broken, which only a double
- * free in unchecked mode does (the block, in use, had its link overwritten). So a double free can
- * make the cache hand a block out twice, never hand out memory outside the blocks of a superblock. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
+ * starts no later than LAST_START; a pop checks the link it follows (leavesPage, then the page map
+ * for a link that leaves the page) and drops the rest of the list if the link is broken, which only
+ * a double free in unchecked mode does (the block, in use, had its link overwritten). So a double
+ * free can make the cache hand a block out twice, never hand out memory outside the pages of its
+ * superblocks. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
- * as a spare) touches the fields. With OWNER_RETURN, CURRENT is the descriptor of the superblock
+ * as a spare) touches the fields: the public allocate and free check that the caller is the owner
+ * (checkOwner), and the allocator calls allocateHere and freeHere only with a cache it found by the
+ * calling thread's id, or a stripe it claimed. With OWNER_RETURN, CURRENT is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
  * cache is retired, and kept by a spare for the thread it passes to.
  * CAP is the allocator's cap for the class, copied here.
