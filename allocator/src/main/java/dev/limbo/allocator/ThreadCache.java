@@ -31,7 +31,7 @@ import java.util.Locale;
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
  * of this allocator when the block entered the list: free checks the owner word and that the block
- * starts no later than LAST_START; a pop checks the link it follows (leavesPage, then the page map
+ * ends inside the page (pastPage); a pop checks the link it follows (leavesPage, then the page map
  * for a link that leaves the page) and drops the rest of the list if the link is broken, which only
  * a double free in unchecked mode does (the block, in use, had its link overwritten). So a double
  * free can make the cache hand a block out twice, never hand out memory outside the pages of its
@@ -83,17 +83,6 @@ public final class ThreadCache {
     private static final int COUNT = 1;
     private static final int CURRENT = 2;
     private static final int CAP = 3;
-    /**
-     * Per size class, the offset in a page of the last place a block fits: {@code PAGE - size}. 256
-     * entries (0 beyond COUNT), so that a class decoded from a byte needs no range check.
-     */
-    private static final int[] LAST_START = new int[256];
-
-    static {
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            LAST_START[sc] = (int) (PageMap.PAGE - SizeClasses.size(sc));
-        }
-    }
     /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
     private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
     /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
@@ -154,7 +143,7 @@ public final class ThreadCache {
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
-        if (leavesPage(block, next, sc) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
+        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
         s[at + HEAD] = next;
@@ -191,7 +180,7 @@ public final class ThreadCache {
                 return;
             }
         } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
-                || (ptr & PageMap.PAGE_MASK) > LAST_START[sc]) { // or past the last block start
+                || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
         }
         push(ptr, sc, PageMap.descriptor(owner));
@@ -199,15 +188,20 @@ public final class ThreadCache {
 
     /**
      * Whether {@code next}, the link of {@code block}, leads out of the part of {@code block}'s page
-     * where a block of class {@code sc} fits, or to an address that is not 8-byte aligned. A link
+     * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
      * that stays is followed as it is: every block it can lead to lies inside the page (if it does
      * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
      * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
      */
-    private static boolean leavesPage(final long block, final long next, final int sc) {
-        // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
-        // rejects an offset below the page, past its last block start, or not a multiple of 8.
-        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), LAST_START[sc] >>> 3) > 0;
+    private static boolean leavesPage(final long block, final long next, final int size) {
+        // next and next's last word lie in block's page (no bit from PAGE_SHIFT up differs), and
+        // next is 8-aligned (block is, so a low bit of next ^ block is one of next).
+        return ((next ^ block | next + size - Long.BYTES ^ block) & (-PageMap.PAGE | 7)) != 0;
+    }
+
+    /** Whether a block of {@code size} bytes at {@code ptr} reaches past the end of {@code ptr}'s page. */
+    private static boolean pastPage(final long ptr, final int size) {
+        return (ptr ^ ptr + size - Long.BYTES) >>> PageMap.PAGE_SHIFT != 0;
     }
 
     /**
@@ -230,7 +224,7 @@ public final class ThreadCache {
 
     /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
     private RuntimeException rejected(final long ptr, final int sc) {
-        if ((ptr & PageMap.PAGE_MASK) > LAST_START[sc]) {
+        if (pastPage(ptr, SizeClasses.size(sc))) {
             return new IllegalArgumentException(String.format(Locale.ROOT,
                     "interior pointer 0x%x: it is past the last %d-byte block of its superblock", ptr,
                     SizeClasses.size(sc)));
@@ -352,7 +346,7 @@ public final class ThreadCache {
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
                 final long next = last + size + Words.lp(last);
-                if (leavesPage(last, next, sc) && !allocator.isBlock(next, sc)) {
+                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
                     allocator.broken(); // keep the blocks before the broken link, drop the rest
                     keep = i;
                     returned = 0;
