@@ -196,12 +196,12 @@ public final class ThreadCache {
     private static boolean leavesPage(final long block, final long next, final int size) {
         // next and next's last word lie in block's page (no bit from PAGE_SHIFT up differs), and
         // next is 8-aligned (block is, so a low bit of next ^ block is one of next).
-        return ((next ^ block | next + size - Long.BYTES ^ block) & (-PageMap.PAGE | 7)) != 0;
+        return (((next ^ block) | ((next + size - Long.BYTES) ^ block)) & (-PageMap.PAGE | 7)) != 0;
     }
 
     /** Whether a block of {@code size} bytes at {@code ptr} reaches past the end of {@code ptr}'s page. */
     private static boolean pastPage(final long ptr, final int size) {
-        return (ptr ^ ptr + size - Long.BYTES) >>> PageMap.PAGE_SHIFT != 0;
+        return (ptr ^ (ptr + size - Long.BYTES)) >>> PageMap.PAGE_SHIFT != 0;
     }
 
     /**
