@@ -57,9 +57,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * inside the superblock it belongs to (or, for a thread cache's links between superblocks, to a
  * block of this allocator and size class), every walk of a superblock's list stops at its block
  * count, and a list found broken is dropped at that point instead of followed (its blocks leak;
- * {@link AllocatorStats#brokenLists()} counts such lists). <b>Debug mode</b> also poisons freed blocks, quarantines the last
- * {@value #QUARANTINE} frees of each cache before reuse, and reports a write into a freed block
- * when the block leaves quarantine or is reused.
+ * {@link AllocatorStats#brokenLists()} counts such lists).
+ *
+ * <p><b>Debug mode</b> also poisons freed blocks, quarantines the last {@value #QUARANTINE} frees
+ * of each cache before reuse, and reports a write into a freed block when the block leaves
+ * quarantine or is reused.
  *
  * <pre>{@code
  * Implementation notes
@@ -101,7 +103,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *    page returns to the page allocator (LRMalloc's "unregister before unmap"); it is cleared only
  *    by the one flush whose CAS made the superblock EMPTY, or by the one free that cleared a large
  *    run's first word (PageMap 2b).
-
+ *
  * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
@@ -811,8 +813,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             final long offset = head - sb;
             final int headIndex = SizeClasses.divide(offset & PageMap.PAGE_MASK, sc);
             final int count = Anchor.count(old) + k;
-            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || Long.compareUnsigned(offset, PageMap.PAGE) >= 0
-                    || !startsBlock(offset, sc) || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
+            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || !startsBlock(offset, sc)
+                    || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
                 broken(); // another superblock's stale blocks, or more free blocks than it has
                 return;
             }
@@ -943,7 +945,9 @@ public final class LimboAllocator implements OffHeapAllocator {
      * Either is a double free's doing, and what is not counted is dropped (see {@link #broken()}).
      */
     private int remoteLength(final long desc, final long list) {
-        // Owned, so not released: the fields are those of the superblock the list belongs to.
+        // The list was taken while the superblock was owned, so not released (9): the fields are those
+        // of the list's superblock. (Unless a double free also counted the list's blocks free, and
+        // the superblock was released since an abandon; then these checks and flushRun's drop them.)
         final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
         final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
         final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
@@ -1081,7 +1085,10 @@ public final class LimboAllocator implements OffHeapAllocator {
         freeLarge(ptr, owner);
     }
 
-    /** Checks that {@code ptr}, whose page is not a small superblock of this allocator, starts one of its large blocks. */
+    /**
+     * Checks that {@code ptr}, whose page is no small superblock of this allocator, starts one of its large
+     * blocks.
+     */
     private void checkLarge(final long ptr, final long owner) {
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
@@ -1089,7 +1096,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         }
     }
 
-    /** Frees the large block {@code ptr}, checked by {@link #checkLarge}, whose first page's owner word is {@code owner}. */
+    /** Frees the large block {@code ptr}, checked by {@link #checkLarge}; {@code owner} is its page's owner word. */
     private void freeLarge(final long ptr, final long owner) {
         final long page = ptr >>> PageMap.PAGE_SHIFT;
         if (!PageMap.clearOwner(page, owner)) {

@@ -31,12 +31,15 @@ import java.util.Locale;
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
  * of this allocator when the block entered the list: free checks the owner word and that the block
- * ends inside the page; a pop checks the link it follows (leavesPage, then the page map for a link
- * that leaves the page) and drops the rest of the list if the link is broken, which only a double
- * free in unchecked mode does (the block, in use, had its link overwritten). So a double free can
- * make the cache hand a block out twice, never hand out memory outside the blocks of a superblock. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
+ * ends inside the page (pastPage); a pop checks the link it follows (leavesPage, then the page map
+ * for a link that leaves the page) and drops the rest of the list if the link is broken, which only
+ * a double free in unchecked mode does (the block, in use, had its link overwritten). So a double
+ * free can make the cache hand a block out twice, never hand out memory outside the pages of its
+ * superblocks. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
- * as a spare) touches the fields. With OWNER_RETURN, CURRENT is the descriptor of the superblock
+ * as a spare) touches the fields: the public allocate and free check that the caller is the owner
+ * (checkOwner), and the allocator calls allocateHere and freeHere only with a cache it found by the
+ * calling thread's id, or a stripe it claimed. With OWNER_RETURN, CURRENT is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
  * cache is retired, and kept by a spare for the thread it passes to.
  * CAP is the allocator's cap for the class, copied here.
@@ -177,7 +180,7 @@ public final class ThreadCache {
                 return;
             }
         } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
-                || (ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) { // or past the last block
+                || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
         }
         push(ptr, sc, PageMap.descriptor(owner));
@@ -191,9 +194,14 @@ public final class ThreadCache {
      * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
      */
     private static boolean leavesPage(final long block, final long next, final int size) {
-        // The rotation moves a misaligned link's low bits to the top: one unsigned comparison
-        // rejects an offset below the page, past its last block start, or not a multiple of 8.
-        return Long.compareUnsigned(Long.rotateRight(next - (block & -PageMap.PAGE), 3), (PageMap.PAGE - size) >>> 3) > 0;
+        // next and next's last word lie in block's page (no bit from PAGE_SHIFT up differs), and
+        // next is 8-aligned (block is, so a low bit of next ^ block is one of next).
+        return (((next ^ block) | ((next + size - Long.BYTES) ^ block)) & (-PageMap.PAGE | 7)) != 0;
+    }
+
+    /** Whether a block of {@code size} bytes at {@code ptr} reaches past the end of {@code ptr}'s page. */
+    private static boolean pastPage(final long ptr, final int size) {
+        return (ptr ^ (ptr + size - Long.BYTES)) >>> PageMap.PAGE_SHIFT != 0;
     }
 
     /**
@@ -216,7 +224,7 @@ public final class ThreadCache {
 
     /** The exception for a pointer that unchecked mode's cheap checks reject on free. */
     private RuntimeException rejected(final long ptr, final int sc) {
-        if ((ptr & PageMap.PAGE_MASK) > PageMap.PAGE - SizeClasses.size(sc)) {
+        if (pastPage(ptr, SizeClasses.size(sc))) {
             return new IllegalArgumentException(String.format(Locale.ROOT,
                     "interior pointer 0x%x: it is past the last %d-byte block of its superblock", ptr,
                     SizeClasses.size(sc)));

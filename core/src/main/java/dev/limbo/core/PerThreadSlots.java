@@ -57,10 +57,11 @@ public final class PerThreadSlots {
         return new PerThreadSlots(base, slotFields);
     }
 
-    /** The padded layout of a slot of {@code slotFields}; a slot without fields would give every participant the same one. */
+    /** The padded layout of a slot of {@code slotFields}; without a field, all participants would share a slot. */
     private static StructLayout layout(final MemoryLayout... slotFields) {
         if (slotFields.length == 0) {
-            throw new IllegalArgumentException("a slot needs at least one field: without one, every participant's slot is the same");
+            throw new IllegalArgumentException(
+                    "a slot needs at least one field: without one, every participant's slot is the same");
         }
         return Layouts.padded("PerThreadSlot", Layouts.PADDED, slotFields);
     }

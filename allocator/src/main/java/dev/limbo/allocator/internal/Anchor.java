@@ -41,7 +41,7 @@ public final class Anchor {
         return (old & GENERATION_MASK) | pack(state, avail, count);
     }
 
-    /** The first anchor of a new superblock on a descriptor whose last anchor was {@code old}: FULL, next generation. */
+    /** The first anchor of a descriptor's next superblock, after its last anchor {@code old}: FULL, next generation. */
     public static long renew(final long old) {
         return (old + (1L << GENERATION_SHIFT)) & GENERATION_MASK;
     }
