@@ -4,6 +4,7 @@ import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.inFreshThread;
 import static dev.limbo.allocator.TestSupport.writePattern;
+import static dev.limbo.core.testing.Misuse.rejects;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.LongConsumer;
 
 import org.junit.jupiter.api.Test;
@@ -44,17 +44,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * limit).
  */
 class LimboAllocatorMisuseCatalogueTest {
-
-    /** Asserts that {@code call} throws {@code type} with a message that mentions every one of {@code words}. */
-    private static <T extends Throwable> T rejects(final Class<T> type, final Executable call, final String... words) {
-        final T e = assertThrows(type, call);
-        final String message = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
-        for (final String w : words) {
-            assertTrue(message.contains(w.toLowerCase(Locale.ROOT)),
-                    () -> "message \"" + e.getMessage() + "\" does not mention \"" + w + "\"");
-        }
-        return e;
-    }
 
     /** The allocator allocates, keeps and frees a small and a large block, and nothing else changed. */
     private static void intact(final LimboAllocator a, final long inUse) {

@@ -1,5 +1,6 @@
 package dev.limbo.core;
 
+import static dev.limbo.core.testing.Misuse.rejects;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,7 +10,6 @@ import dev.limbo.core.internal.Native;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.IntConsumer;
 
@@ -39,17 +39,6 @@ import org.junit.jupiter.api.function.Executable;
 class CoreMisuseCatalogueTest {
 
     private static final long PAGE = Native.pageSize();
-
-    /** Asserts that {@code call} throws {@code type} with a message that mentions every one of {@code words}. */
-    static <T extends Throwable> T rejects(final Class<T> type, final Executable call, final String... words) {
-        final T e = assertThrows(type, call);
-        final String message = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
-        for (final String w : words) {
-            assertTrue(message.contains(w.toLowerCase(Locale.ROOT)),
-                    () -> "message \"" + e.getMessage() + "\" does not mention \"" + w + "\"");
-        }
-        return e;
-    }
 
     @Nested
     class RegionMisuse {

@@ -200,11 +200,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * @throws IllegalStateException if the domain is closed or closing
      */
     public final Guard pin() {
-        final int id = Participants.current();
-        Guard g = guards.get(id);
-        if (g == null) {
-            g = register(id);
-        }
+        final Guard g = currentGuard();
         final int depth = g.nesting;
         if (depth == 0) {
             if (g.offline) {
@@ -312,11 +308,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The calling thread's guard, after checking that the domain is open and the thread not pinned. */
     private Guard outsideSections(final String call) {
         checkOpen();
-        final int id = Participants.current();
-        Guard g = guards.get(id);
-        if (g == null) {
-            g = register(id);
-        }
+        final Guard g = currentGuard();
         if (g.nesting != 0) {
             throw new IllegalStateException(call + " inside a pinned section: close the guard first");
         }
@@ -336,11 +328,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         if (closed) {
             throw closedException();
         }
-        final int id = Participants.current();
-        Guard g = guards.get(id);
-        if (g == null) {
-            g = register(id);
-        }
+        final Guard g = currentGuard();
         if (g.nesting != 0) {
             throw new IllegalStateException("flush() inside a pinned section: close the guard first");
         }
@@ -691,6 +679,13 @@ public abstract class ReclaimDomain implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- threads
+
+    /** The calling thread's guard, registered on its first use of the domain. */
+    private Guard currentGuard() {
+        final int id = Participants.current();
+        final Guard g = guards.get(id);
+        return g != null ? g : register(id);
+    }
 
     private Guard register(final int id) {
         if (closed) {
