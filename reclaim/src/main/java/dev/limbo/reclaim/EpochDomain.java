@@ -438,12 +438,18 @@ abstract class EpochDomain extends ReclaimDomain {
         @Override
         public final long protect(final int slot, final long address) {
             slotAddress(slot);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             return Words.la(address); // (11)
         }
 
         @Override
         public final boolean protectIfEqual(final int slot, final long address, final long expected) {
             slotAddress(slot);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             return Words.la(address) == expected; // (11)
         }
 

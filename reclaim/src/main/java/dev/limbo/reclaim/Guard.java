@@ -9,6 +9,7 @@ import dev.limbo.reclaim.internal.ReclamationEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A thread's pinned section of a {@link ReclaimDomain}: obtained from {@link ReclaimDomain#pin()},
@@ -40,6 +41,46 @@ import java.util.Locale;
  * never overwrites what the outer section protects; every window's protections last until the
  * outermost close.
  * Pointers may carry mark bits in their low 3 bits: they are protected as the pointer without marks.
+ *
+ * <p>Capabilities: a structure asks the domain once, when it is built, what its scheme needs
+ * ({@link ReclaimDomain#has}, {@link Capability}), and never tests which scheme it has. With
+ * {@link Capability#PROTECTION_NEEDS_VALIDATION}, a protection keeps a node safe only if the node
+ * was still reachable when the protection was published, and the structure must prove that after
+ * protecting (see the capability).
+ *
+ * <p>Neutralization (DEBRA+, NBR, NBR+; the JVM's cooperative form of their signals). An operation
+ * has read phases and write phases. A read phase only reads shared memory, through
+ * {@link #protect} and {@link #protectIfEqual}; a reclaimer may neutralize the thread at any
+ * time during it, and the thread learns of it at its next poll: {@code protect},
+ * {@code protectIfEqual}, {@link #poll} or {@link #beginWrite} throws the preallocated
+ * {@link Restart}, and the pointers that the read phase reached may already be freed. A
+ * structure therefore:
+ * <ol>
+ *   <li>runs each read phase in a loop that catches {@link Restart} and starts the phase over
+ *       from a root of the structure (head, root, sentinels), in the same section;</li>
+ *   <li>before writing shared memory (a CAS, a store to a published node, a retire), reserves
+ *       every node the write phase will touch with {@link #reserve} and calls {@link #beginWrite},
+ *       which throws {@link Restart} if the read phase was neutralized; from there to
+ *       {@link #endWrite} the thread is not neutralized (a mark waits for the next poll after
+ *       {@code endWrite}), and the reserved nodes stay allocated;</li>
+ *   <li>confirms a result computed from reads alone (a {@code get}) with {@link #poll} after its
+ *       last read, before returning it;</li>
+ *   <li>after a nested section (a structure operation called inside its own section), polls
+ *       before using a pointer read before it: a restart inside the nested section also restarts
+ *       every enclosing depth at its next poll.</li>
+ * </ol>
+ * Every read-phase traversal step protects, so no read phase runs unbounded without a poll. No
+ * scheme frees records inside a read phase (amortized free runs in {@code pin()}, before the
+ * section's first read), so a restart never interrupts a free. For schemes that do not
+ * neutralize, the polls are a never-taken branch, {@code reserve} and {@code endWrite} do
+ * nothing and {@code beginWrite} never throws; {@link ReclaimDomain.Builder#restartInjection}
+ * makes any domain throw {@link Restart} at random polls, to test a structure's restart paths.
+ *
+ * <p>Counted links (LFRC and other counting schemes): a structure writes every link of a node
+ * through {@link #store}, {@link #cas} and {@link #initLink}, and declares where its nodes' links
+ * are with {@link ReclaimDomain#declareLinks} (the destructor hook: when a counted node's count
+ * reaches zero, the scheme releases the targets of those links). For the other schemes these
+ * calls are exactly the plain store, release store and CAS of {@link Words}.
  */
 public abstract class Guard implements AutoCloseable {
 
@@ -53,6 +94,9 @@ public abstract class Guard implements AutoCloseable {
     static final VarHandle NESTING;
     private static final VarHandle RETIRED;
     private static final VarHandle FREED;
+    /** {@link #neutralized}: (R2) the reclaimer's mark and the owner's poll (R3); see {@link #beginWrite}. */
+    private static final VarHandle NEUTRALIZED;
+    private static final VarHandle RESTARTS;
 
     static {
         try {
@@ -60,6 +104,8 @@ public abstract class Guard implements AutoCloseable {
             NESTING = lookup.findVarHandle(Guard.class, "nesting", int.class).withInvokeExactBehavior();
             RETIRED = lookup.findVarHandle(Guard.class, "retired", long.class).withInvokeExactBehavior();
             FREED = lookup.findVarHandle(Guard.class, "freed", long.class).withInvokeExactBehavior();
+            NEUTRALIZED = lookup.findVarHandle(Guard.class, "neutralized", int.class).withInvokeExactBehavior();
+            RESTARTS = lookup.findVarHandle(Guard.class, "restarts", long.class).withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -86,6 +132,22 @@ public abstract class Guard implements AutoCloseable {
     boolean offline;
     /** Set when the thread's participant id was released; the guard is then never used again. */
     boolean released;
+    /**
+     * Whether protect, poll and beginWrite poll for neutralization: the scheme neutralizes, or the
+     * domain injects restarts. False for every other scheme, so that polling costs a never-taken branch.
+     */
+    final boolean polls;
+    /** Bit d: the section at depth d must restart its read phase at its next poll (a deeper one restarted). */
+    private int pendingRestarts;
+    /** Bit d: the section at depth d is in a write phase (between beginWrite and endWrite). */
+    private int writing;
+    /** Restart injection: polls left until the next injected restart. */
+    private int injectCountdown;
+    /** 1 while a reclaimer's neutralization is pending; set by {@link ReclaimDomain#neutralize}. */
+    @SuppressWarnings("unused") // accessed through NEUTRALIZED
+    private volatile int neutralized;
+    @SuppressWarnings("unused") // accessed through RESTARTS
+    private long restarts;
     @SuppressWarnings("unused") // accessed through RETIRED
     private long retired;
     @SuppressWarnings("unused") // accessed through FREED
@@ -100,6 +162,8 @@ public abstract class Guard implements AutoCloseable {
         this.pool = new BlockBag(blocks);
         this.freeable = new BlockBag(blocks);
         this.freesPerPin = domain.freesPerPin;
+        this.polls = domain.polls;
+        this.injectCountdown = domain.restartOneIn;
     }
 
     /**
@@ -149,6 +213,115 @@ public abstract class Guard implements AutoCloseable {
     }
 
     /**
+     * A poll point of the read phase: throws {@link Restart} if the thread was neutralized since
+     * its read phase began (or a deeper section restarted), so that a result computed from what
+     * the phase read is used only if those reads were safe. Does nothing in a write phase, and
+     * nothing for schemes that do not neutralize.
+     *
+     * @throws Restart if the read phase must start over
+     */
+    public final void poll() {
+        if (polls) {
+            pollNow();
+        }
+    }
+
+    /**
+     * Reserves {@code ptr} (marks ignored) in {@code slot} of the current window for the write
+     * phase that follows: a neutralizing reclaimer does not free a reserved record (NBR's
+     * reservations). Call it for every node the write phase touches, then {@link #beginWrite}.
+     * For schemes whose protections already cover the write phase, it does nothing.
+     */
+    public final void reserve(final int slot, final long ptr) {
+        if (polls) {
+            Words.sr(reservationAddress(slot), ptr & ~MARK_BITS); // (R1)
+        }
+    }
+
+    /**
+     * Ends the read phase and begins a write phase: throws {@link Restart} if the thread was
+     * neutralized meanwhile (nothing has been written; start the read phase over). Once it
+     * returns, the reserved records stay allocated, and the thread is not neutralized, until
+     * {@link #endWrite}.
+     *
+     * <pre>{@code
+     * Memory ordering (the store-buffering pair of a victim and its neutralizer):
+     *  victim:      (R1) release stores of its reservations; (R4) full fence; (R3) volatile load of
+     *               its mark.
+     *  neutralizer: (R2) volatile store of the victim's mark (a full fence); (R5) acquire loads of
+     *               the reservations (ReclaimDomain#isReserved).
+     *  Either the neutralizer sees the reservation, or the victim sees the mark and restarts.
+     * }</pre>
+     *
+     * @throws Restart if the read phase must start over
+     */
+    public final void beginWrite() {
+        if (polls) {
+            VarHandle.fullFence(); // (R4)
+            pollNow();
+            writing |= 1 << nesting;
+        }
+    }
+
+    /** Ends the write phase that {@link #beginWrite} began: a new read phase begins, and polls throw again. */
+    public final void endWrite() {
+        if (polls) {
+            writing &= ~(1 << nesting);
+        }
+    }
+
+    /** {@link #poll} for a polling guard. */
+    final void pollNow() {
+        checkPinned();
+        final int depth = 1 << nesting;
+        if ((writing & depth) == 0 && ((int) NEUTRALIZED.getVolatile(this) != 0 // (R3)
+                || (pendingRestarts & depth) != 0 || injectNow())) {
+            restart();
+        }
+    }
+
+    /** Restart injection: whether this poll restarts (about one poll in the builder's n). */
+    private boolean injectNow() {
+        if (domain.restartOneIn == 0 || --injectCountdown > 0) {
+            return false;
+        }
+        injectCountdown = 1 + ThreadLocalRandom.current().nextInt(2 * domain.restartOneIn);
+        return true;
+    }
+
+    /** Clears the mark, makes every enclosing depth restart at its next poll, and throws. */
+    private void restart() {
+        NEUTRALIZED.setOpaque(this, 0);
+        final int depth = 1 << nesting;
+        pendingRestarts = (pendingRestarts | (depth - 2)) & ~depth; // depths 1 .. nesting - 1
+        RESTARTS.setOpaque(this, (long) RESTARTS.getOpaque(this) + 1);
+        restarting();
+        throw Restart.INSTANCE;
+    }
+
+    /**
+     * Scheme hook: the thread is about to restart its read phase after a neutralization (a
+     * scheme that neutralizes re-announces here what its neutralizer overrode).
+     */
+    void restarting() {
+    }
+
+    /** (R2): marks this thread neutralized (by a reclaimer). */
+    final void neutralize() {
+        NEUTRALIZED.setVolatile(this, 1); // (R2)
+    }
+
+    /** Outermost pin of a polling guard: a mark set before the section read anything is moot. */
+    final void clearNeutralization() {
+        NEUTRALIZED.setOpaque(this, 0);
+    }
+
+    /** Region offset of reservation {@code slot} in the current window. */
+    private long reservationAddress(final int slot) {
+        return slotAddress(slot) + (long) domain.slotWords * Long.BYTES;
+    }
+
+    /**
      * A record of the domain's {@linkplain ReclaimDomain#recordBytes() size}, from the pool; only
      * inside the section.
      */
@@ -174,6 +347,9 @@ public abstract class Guard implements AutoCloseable {
         if (depth <= 0) {
             throw new IllegalStateException("guard closed more often than pinned");
         }
+        if (polls) {
+            endSection(depth);
+        }
         if (depth > 1) {
             nesting = depth - 1;
             return;
@@ -182,6 +358,17 @@ public abstract class Guard implements AutoCloseable {
             exit();
         } finally {
             NESTING.setRelease(this, 0); // (C7): the section's accesses happen-before a closer's (C6)
+        }
+    }
+
+    /** A polling guard's section at {@code depth} ends: its restart and write state, and its reservations. */
+    private void endSection(final int depth) {
+        final int outer = (1 << depth) - 1;
+        pendingRestarts &= outer;
+        writing &= outer;
+        final long base = row + ReclaimDomain.HAZARDS + ((long) domain.slotWords + (long) (depth - 1) * domain.slots) * Long.BYTES;
+        for (int s = 0; s < domain.slots; s++) {
+            clear(base + (long) s * Long.BYTES);
         }
     }
 
@@ -338,6 +525,10 @@ public abstract class Guard implements AutoCloseable {
         domain.pool.freeAll(pool, blocks, freeable, scratch);
         FREED.setOpaque(this, (long) FREED.getOpaque(this) + n);
         commit(event, timed, n, false);
+    }
+
+    long restartCount() {
+        return (long) RESTARTS.getOpaque(this);
     }
 
     long retiredCount() {

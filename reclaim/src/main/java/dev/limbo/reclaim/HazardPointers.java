@@ -166,6 +166,9 @@ final class HazardPointers extends ReclaimDomain {
         public long protect(final int slot, final long address) {
             final long hazard = slotAddress(slot);
             used |= 1L << ((hazard - row) >>> 3);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             long p = Words.la(address); // (1)
             while (true) {
                 Words.xchg(hazard, p & ~MARK_BITS); // (2), (3)
@@ -181,6 +184,9 @@ final class HazardPointers extends ReclaimDomain {
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             final long hazard = slotAddress(slot);
             used |= 1L << ((hazard - row) >>> 3);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             Words.xchg(hazard, expected & ~MARK_BITS); // (2), (3)
             return Words.la(address) == expected; // (1)
         }

@@ -76,12 +76,18 @@ final class NoReclamation extends ReclaimDomain {
         @Override
         public long protect(final int slot, final long address) {
             slotAddress(slot);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             return Words.la(address); // (1)
         }
 
         @Override
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             slotAddress(slot);
+            if (polls) {
+                pollNow(); // (R3)
+            }
             return Words.la(address) == expected; // (1)
         }
 

@@ -19,6 +19,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
@@ -79,7 +80,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
     static final long LIVE = 1;
     static final long RETIRED = 2;
 
-    /** Offset of the first hazard slot in a thread's slot row. */
+    /**
+     * Offset of the first hazard slot in a thread's slot row: {@code slotWords} hazard words, then
+     * as many reservation words ({@link Guard#reserve}), window by window.
+     */
     static final long HAZARDS = 0;
     /** The most slots a guard may have. */
     public static final int MAX_SLOTS = 15;
@@ -108,6 +112,19 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Slot words per thread: {@code slots * maxNesting}. */
     final int slotWords;
     final boolean debug;
+    /** Whether guards poll for neutralization: restart injection is on (and, later, schemes that neutralize). */
+    final boolean polls;
+    /** Restart injection: about one poll in this many throws {@link Restart}; 0 when off. */
+    final int restartOneIn;
+    /**
+     * Scheme-owned words per record ({@link #headerWords}): a birth era, a retire era, a reference
+     * count. They lie after the record's {@link #recordBytes}, before the trailer word.
+     */
+    final int headerWords;
+    /** Offset of the trailer word from a record's start: {@code recordBytes + 8 * headerWords}. */
+    final long trailerOffset;
+    /** The links of the structure's nodes, as offsets in a record ({@link #declareLinks}); empty until declared. */
+    private volatile long[] links = new long[0];
     final boolean amortized;
     final boolean adaptive;
     final int freesPerPin;
@@ -132,6 +149,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
     final AtomicLong scans = new AtomicLong();
     private final AtomicLong departedRetired = new AtomicLong();
     private final AtomicLong departedFreed = new AtomicLong();
+    private final AtomicLong departedRestarts = new AtomicLong();
     private final ConcurrentHashMap<Long, Boolean> debugRetired;
     private final AutoCloseable releaseHook;
     private final AutoCloseable closeCheck;
@@ -148,6 +166,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
     }
 
     ReclaimDomain(final Builder b) {
+        this(b, 0);
+    }
+
+    /** A domain whose scheme reserves {@code headerWords} words of its own per record. */
+    ReclaimDomain(final Builder b, final int headerWords) {
         this.scheme = b.scheme;
         this.allocator = b.allocator;
         this.recordBytes = b.recordBytes;
@@ -155,6 +178,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.maxNesting = b.maxNesting;
         this.slotWords = b.slots * b.maxNesting;
         this.debug = b.debug;
+        this.restartOneIn = b.restartOneIn;
+        this.polls = b.restartOneIn > 0;
+        this.headerWords = headerWords;
+        this.trailerOffset = b.recordBytes + (long) headerWords * Long.BYTES;
         this.amortized = b.scheme.amortized();
         this.adaptive = b.adaptive;
         this.freesPerPin = b.freesPerPin;
@@ -164,8 +191,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.asymmetricFence = b.asymmetricFence && Native.MEMBARRIER;
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
         final long localRecords = b.debug || b.bypassPool ? 0 : b.poolRecords;
-        this.pool = new RecordPool(allocator, recordBytes + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
-        final MemoryLayout[] row = {MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("hazards")};
+        this.pool = new RecordPool(allocator, trailerOffset + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
+        final MemoryLayout[] row = {
+                MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("hazards"),
+                MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("reservations")};
         this.slotMemory = allocator.allocateZeroed(PerThreadSlots.bytesFor(row));
         this.slotTable = new PerThreadSlots(slotMemory, row);
         this.debugRetired = debug ? new ConcurrentHashMap<>() : null;
@@ -248,6 +277,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
         if (closed) { // (C3)
             Guard.NESTING.setRelease(g, 0); // (C7)
             throw closedException();
+        }
+        if (g.polls) {
+            g.clearNeutralization();
         }
         try {
             g.enter();
@@ -342,21 +374,23 @@ public abstract class ReclaimDomain implements AutoCloseable {
     public final ReclaimStats stats() {
         long retired = departedRetired.get();
         long freed = departedFreed.get();
+        long restarts = departedRestarts.get();
         for (int i = 0; i < guards.length(); i++) {
             final Guard g = guards.get(i);
             if (g != null) {
                 retired += g.retiredCount();
                 freed += g.freedCount();
+                restarts += g.restartCount();
             }
         }
         return new ReclaimStats(scheme.id(), retired, freed, retired - freed, advances(), scans.get(),
-                pool.sharedRecords(), fenceFallbacks());
+                pool.sharedRecords(), fenceFallbacks(), restarts);
     }
 
     /** Allocates a record outside any section, bypassing the pool: construction only. */
     public final long allocateExclusive() {
         checkOpen();
-        return markLive(allocator.allocate(recordBytes + TRAILER_BYTES));
+        return markLive(allocator.allocate(trailerOffset + TRAILER_BYTES));
     }
 
     /**
@@ -376,10 +410,29 @@ public abstract class ReclaimDomain implements AutoCloseable {
         allocator.free(ptr);
     }
 
-    /** Writes a fresh record's trailer: live, of this domain. Returns {@code ptr}. */
+    /**
+     * Writes a fresh record's trailer (live, of this domain) and lets the scheme initialize its
+     * header words. Returns {@code ptr}.
+     */
     final long markLive(final long ptr) {
-        Words.sp(ptr + recordBytes, tag | LIVE);
+        if (headerWords != 0) {
+            initHeader(ptr + recordBytes);
+        }
+        Words.sp(ptr + trailerOffset, tag | LIVE);
         return ptr;
+    }
+
+    /**
+     * Scheme hook: initializes the {@link #headerWords} words at {@code header} of a record being
+     * handed out (by {@link Guard#allocate}, {@link #allocateExclusive} or from the pool), before
+     * any structure sees it. Only schemes that reserve header words override it.
+     */
+    void initHeader(final long header) {
+    }
+
+    /** Region offset of header word {@code i} of record {@code ptr} (for the scheme). */
+    final long header(final long ptr, final int i) {
+        return ptr + recordBytes + (long) Objects.checkIndex(i, headerWords) * Long.BYTES;
     }
 
     /**
@@ -391,7 +444,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "cannot %s 0x%x: not a record pointer (null, negative or marked)", what, ptr));
         }
-        final long trailer = ptr + recordBytes;
+        final long trailer = ptr + trailerOffset;
         final long seen;
         try {
             if (Words.cas(trailer, tag | from, to)) {
@@ -409,6 +462,76 @@ public abstract class ReclaimDomain implements AutoCloseable {
         throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "cannot %s 0x%x: it is not a live record of reclamation domain %s (of another domain or "
                         + "allocator, already freed, or never allocated)", what, ptr, this));
+    }
+
+    /**
+     * Declares where the structure's nodes keep their links: the offsets, within a record, of the
+     * words that hold node pointers (marks allowed). This is the destructor hook of counting
+     * schemes: when a counted record's count reaches zero, the scheme releases the targets of
+     * these links; other schemes only keep the declaration. A structure declares its links once,
+     * when it is built; structures sharing a domain must declare the same links.
+     *
+     * @throws IllegalArgumentException if an offset is not 8-aligned or does not leave room for a
+     *                                  word inside {@link #recordBytes()}
+     * @throws IllegalStateException    if different links were declared already
+     */
+    public final void declareLinks(final long... offsets) {
+        final long[] sorted = offsets.clone();
+        Arrays.sort(sorted);
+        for (final long offset : sorted) {
+            if (offset < 0 || offset > recordBytes - Long.BYTES || (offset & (Long.BYTES - 1)) != 0) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                        "link offset %d is not an 8-aligned word inside the domain's %d-byte records", offset, recordBytes));
+            }
+        }
+        synchronized (closeLock) {
+            final long[] declared = links;
+            if (declared.length != 0 && !Arrays.equals(declared, sorted)) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "links %s declared on reclamation domain %s, which has links %s: structures sharing a "
+                                + "domain must have the same node links", Arrays.toString(sorted), this,
+                        Arrays.toString(declared)));
+            }
+            links = sorted;
+        }
+    }
+
+    /** The declared link offsets ({@link #declareLinks}), sorted; empty if none were declared. */
+    public final long[] links() {
+        return links.clone();
+    }
+
+    /**
+     * Neutralizes the thread holding participant {@code id} (R2), if it uses this domain: its next
+     * poll outside a write phase throws {@link Restart}. For schemes that neutralize (and tests).
+     * Returns whether the thread has a guard here.
+     */
+    final boolean neutralize(final int id) {
+        final Guard g = guards.get(id);
+        if (g == null) {
+            return false;
+        }
+        g.neutralize(); // (R2)
+        return true;
+    }
+
+    /**
+     * Whether some thread reserves {@code ptr} (R5): after neutralizing every thread, a record
+     * that no reservation names is safe from threads in their write phases, and threads in their
+     * read phases will restart.
+     */
+    final boolean isReserved(final long ptr) {
+        final int n = Participants.highWater();
+        final long target = ptr & ~Guard.MARK_BITS;
+        for (int id = 0; id < n; id++) {
+            final long base = slotTable.slot(id) + HAZARDS + (long) slotWords * Long.BYTES;
+            for (int s = 0; s < slotWords; s++) {
+                if (Words.la(base + (long) s * Long.BYTES) == target) { // (R5)
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The scheme. */
@@ -718,8 +841,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
             return; // it never pinned here, or close() tore the domain down
         }
         g.released = true;
-        for (int s = 0; s < slotWords; s++) {
-            Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES); // its hazards protect nothing now
+        for (int s = 0; s < 2 * slotWords; s++) {
+            Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES); // its hazards and reservations protect nothing now
         }
         abandon(g);
         // Amortized free's backlog is safe already: free it here rather than hand it to one adopter,
@@ -730,6 +853,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         g.blocks.close();
         departedRetired.addAndGet(g.retiredCount());
         departedFreed.addAndGet(g.freedCount());
+        departedRestarts.addAndGet(g.restartCount());
     }
 
     /** A fresh bag holding all of {@code bag}'s records (for handing a departed thread's bag on). */
@@ -765,6 +889,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         private long backlogLimit = 4L * BlockLayout.CAPACITY;
         private boolean bypassPool;
         private int freesPerPin = 1;
+        private int restartOneIn;
         private int minCalls = 100;
         private int scanThreshold = 100;
         private long poolRecords = 2L * BlockLayout.CAPACITY;
@@ -954,6 +1079,21 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 throw new IllegalArgumentException("close timeout must not be negative, was " + timeout);
             }
             this.closeTimeoutNanos = timeout.toNanos();
+            return this;
+        }
+
+        /**
+         * Restart injection, a test aid for structure authors: about one poll in {@code oneIn}
+         * ({@link Guard#protect}, {@link Guard#poll}, {@link Guard#beginWrite}) throws
+         * {@link Restart}, as if a reclaimer had neutralized the thread, under any scheme; so a
+         * structure's restart paths run without a neutralizing scheme (see {@link Guard},
+         * "Neutralization"). 0 (the default) turns it off. Costs a fence per write phase while on.
+         */
+        public Builder restartInjection(final int oneIn) {
+            if (oneIn < 0) {
+                throw new IllegalArgumentException("restartInjection(" + oneIn + "): must be >= 0 (0: off)");
+            }
+            this.restartOneIn = oneIn;
             return this;
         }
 

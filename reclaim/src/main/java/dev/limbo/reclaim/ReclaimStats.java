@@ -18,7 +18,9 @@ package dev.limbo.reclaim;
  * @param pooled   free records cached in the pool's shared stack (per-thread bags not counted)
  * @param fenceFallbacks heavy barriers ({@code membarrier}) that failed at run time and made an
  *                 epoch domain in asymmetric mode fall back to a fence per pin: 0 or 1
+ * @param restarts read phases restarted ({@link Restart} thrown): by neutralization, or by the
+ *                 builder's restart injection
  */
 public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
-                           long pooled, long fenceFallbacks) {
+                           long pooled, long fenceFallbacks, long restarts) {
 }
