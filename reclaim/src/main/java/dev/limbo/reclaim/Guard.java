@@ -227,9 +227,10 @@ public abstract class Guard implements AutoCloseable {
     }
 
     /**
-     * Reserves {@code ptr} (marks ignored) in {@code slot} of the current window for the write
-     * phase that follows: a neutralizing reclaimer does not free a reserved record (NBR's
-     * reservations). Call it for every node the write phase touches, then {@link #beginWrite}.
+     * Reserves the record at or around {@code ptr} (marks ignored; an address inside a record, such
+     * as a link's, reserves the record) in {@code slot} of the current window for the write phase
+     * that follows: a neutralizing reclaimer does not free a reserved record (NBR's reservations).
+     * An address outside every record (a structure's head word) reserves nothing and is harmless. Call it for every node the write phase touches, then {@link #beginWrite}.
      * For schemes whose protections already cover the write phase, it does nothing.
      */
     public final void reserve(final int slot, final long ptr) {

@@ -516,17 +516,17 @@ public abstract class ReclaimDomain implements AutoCloseable {
     }
 
     /**
-     * Whether some thread reserves {@code ptr} (R5): after neutralizing every thread, a record
-     * that no reservation names is safe from threads in their write phases, and threads in their
-     * read phases will restart.
+     * Whether some thread reserves record {@code ptr} (R5), by its address or an address inside
+     * it (a link's): after neutralizing every thread, a record that no reservation names is safe
+     * from threads in their write phases, and threads in their read phases will restart.
      */
     final boolean isReserved(final long ptr) {
         final int n = Participants.highWater();
-        final long target = ptr & ~Guard.MARK_BITS;
         for (int id = 0; id < n; id++) {
             final long base = slotTable.slot(id) + HAZARDS + (long) slotWords * Long.BYTES;
             for (int s = 0; s < slotWords; s++) {
-                if (Words.la(base + (long) s * Long.BYTES) == target) { // (R5)
+                final long r = Words.la(base + (long) s * Long.BYTES); // (R5)
+                if (r - ptr >= 0 && r - ptr < recordBytes) {
                     return true;
                 }
             }
@@ -1088,6 +1088,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
          * {@link Restart}, as if a reclaimer had neutralized the thread, under any scheme; so a
          * structure's restart paths run without a neutralizing scheme (see {@link Guard},
          * "Neutralization"). 0 (the default) turns it off. Costs a fence per write phase while on.
+         * Choose {@code oneIn} well above the polls of the longest read phase (a list traversal
+         * polls once per node): a read phase that restarts at nearly every try never ends.
          */
         public Builder restartInjection(final int oneIn) {
             if (oneIn < 0) {

@@ -130,6 +130,10 @@ class NeutralizationTest {
                 assertTrue(CompletableFuture.supplyAsync(() -> d.isReserved(node)).get());
             }
             assertFalse(CompletableFuture.supplyAsync(() -> d.isReserved(node)).get(), "the nested window's reservations end with it");
+            g.reserve(0, node + RECORD); // just past the record: not it
+            assertFalse(CompletableFuture.supplyAsync(() -> d.isReserved(node)).get());
+            g.reserve(0, node + RECORD - Long.BYTES); // a word inside it (a link's address) reserves it
+            assertTrue(CompletableFuture.supplyAsync(() -> d.isReserved(node)).get());
             g.reserve(0, node);
             g.beginWrite();
             g.endWrite();

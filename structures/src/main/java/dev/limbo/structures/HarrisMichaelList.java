@@ -4,6 +4,7 @@ import dev.limbo.core.Layouts;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -108,6 +109,17 @@ import static dev.limbo.structures.ListNodeLayout.VALUE;
  * marked (removed) predecessor is never modified. The head word lives outside the domain's records
  * and is freed only by close(), after every operation has ended (OffHeapStructure's in-flight
  * count).
+ *
+ * Neutralization (Guard, "Neutralization"): Find is the read phase; it catches Restart at any
+ * protect and starts over from the head. Its helping unlink (6) is a write phase of its own:
+ * reserve prev's node, cur and next, beginWrite (a poll: Restart before anything is written),
+ * CAS, retire, endWrite; the traversal then goes on from the reserved nodes. put reserves the
+ * window and calls beginWrite before (4) or (8), so a value it returns or replaces was read from
+ * a node that was safe; remove does the same before (5) and stays in its write phase through (9)
+ * and (6), so that a restart can never repeat a write after its linearization point. get,
+ * contains, size and a remove that finds nothing confirm their answer with a poll after the last
+ * read (restart: search again). Links are written through the guard: initLink for a new node's
+ * next, store for a relink on retry, cas for (4), (5) and (6).
  * }</pre>
  *
  * <p>Keys are ordered by signed comparison; {@link #RESERVED_KEY} is rejected as a key and
@@ -141,6 +153,7 @@ public final class HarrisMichaelList extends OffHeapStructure {
      */
     public HarrisMichaelList(final ReclaimDomain domain) {
         super(domain, SLOTS, ListNodeLayout.SIZE);
+        domain.declareLinks(NEXT);
         this.head = domain.allocator().allocateZeroed(Layouts.PADDED);
     }
 
@@ -201,7 +214,7 @@ public final class HarrisMichaelList extends OffHeapStructure {
         checkKey(key);
         final int op = enter();
         try (Guard g = domain.pin()) {
-            return find(g, head, key);
+            return contains(g, head, key);
         } finally {
             exit(op);
         }
@@ -252,41 +265,69 @@ public final class HarrisMichaelList extends OffHeapStructure {
     static boolean find(final Guard g, final long head, final long key) {
         retry:
         while (true) {
-            int sPrev = 0;
-            int sCur = 1;
-            int sNext = 2;
-            long count = 0;
-            long prev = head;
-            long cur = g.protect(sCur, prev); // (1) the head word is never marked
-            while (true) {
-                if (cur == 0) {
-                    return window(g, prev, 0, 0, count, false);
-                }
-                final long next = g.protect(sNext, cur + NEXT); // (1)
-                final long ckey = Words.lp(cur + KEY); // (3)
-                if (Words.la(prev) != cur) { // (2)
-                    continue retry;
-                }
-                if ((next & MARK) == 0) {
-                    if (ckey >= key) {
-                        return window(g, prev, cur, next, count, ckey == key);
+            try {
+                int sPrev = 0;
+                int sCur = 1;
+                int sNext = 2;
+                long count = 0;
+                long prev = head;
+                long cur = g.protect(sCur, prev); // (1) the head word is never marked
+                while (true) {
+                    if (cur == 0) {
+                        return window(g, prev, 0, 0, count, false);
                     }
-                    count++;
-                    prev = cur + NEXT;
-                    final int free = sPrev; // prev's node is left behind: its slot takes the next successor
-                    sPrev = sCur;
-                    sCur = sNext;
-                    sNext = free;
-                } else {
-                    if (!Words.cas(prev, cur, next & ~MARK)) { // (6)
+                    final long next = g.protect(sNext, cur + NEXT); // (1)
+                    final long ckey = Words.lp(cur + KEY); // (3)
+                    if (Words.la(prev) != cur) { // (2)
                         continue retry;
                     }
-                    g.retire(cur);
-                    final int free = sCur; // cur is gone: its slot takes the next successor
-                    sCur = sNext;
-                    sNext = free;
+                    if ((next & MARK) == 0) {
+                        if (ckey >= key) {
+                            return window(g, prev, cur, next, count, ckey == key);
+                        }
+                        count++;
+                        prev = cur + NEXT;
+                        final int free = sPrev; // prev's node is left behind: its slot takes the next successor
+                        sPrev = sCur;
+                        sCur = sNext;
+                        sNext = free;
+                    } else {
+                        reserveWindow(g, prev, cur, next);
+                        g.beginWrite();
+                        if (!g.cas(prev, cur, next & ~MARK)) { // (6)
+                            g.endWrite();
+                            continue retry;
+                        }
+                        g.retire(cur);
+                        g.endWrite();
+                        final int free = sCur; // cur is gone: its slot takes the next successor
+                        sCur = sNext;
+                        sNext = free;
+                    }
+                    cur = next & ~MARK;
                 }
-                cur = next & ~MARK;
+            } catch (final Restart neutralized) {
+                // the read phase starts over from the head (Guard, "Neutralization")
+            }
+        }
+    }
+
+    /** Reserves a window for the write phase that follows: the predecessor's link (inside its node), cur, next. */
+    private static void reserveWindow(final Guard g, final long prev, final long cur, final long next) {
+        g.reserve(0, prev);
+        g.reserve(1, cur);
+        g.reserve(2, next);
+    }
+
+    /** Contains under {@code g}: a Find whose answer is confirmed by a poll. */
+    static boolean contains(final Guard g, final long head, final long key) {
+        while (true) {
+            final boolean found = find(g, head, key);
+            try {
+                g.poll();
+                return found;
+            } catch (final Restart neutralized) {
+                // the answer may rest on freed nodes: search again
             }
         }
     }
@@ -310,32 +351,48 @@ public final class HarrisMichaelList extends OffHeapStructure {
         final long[] w = g.locals();
         long node = 0;
         while (true) {
-            if (find(g, head, key)) {
-                final long cur = w[W_CUR];
-                long old = Words.la(cur + VALUE); // (7)
-                while (old != TOMBSTONE) {
-                    if (!replace) {
-                        return discard(domain, node, old);
+            try {
+                if (find(g, head, key)) {
+                    final long cur = w[W_CUR];
+                    long old = Words.la(cur + VALUE); // (7)
+                    g.reserve(1, cur);
+                    g.beginWrite();
+                    while (old != TOMBSTONE) {
+                        if (!replace) {
+                            g.endWrite();
+                            return discard(domain, node, old);
+                        }
+                        final long witness = Words.cae(cur + VALUE, old, value); // (8)
+                        if (witness == old) {
+                            g.endWrite();
+                            return discard(domain, node, old);
+                        }
+                        old = witness;
                     }
-                    final long witness = Words.cae(cur + VALUE, old, value); // (8)
-                    if (witness == old) {
-                        return discard(domain, node, old);
+                    g.endWrite();
+                    // cur was removed (marked before the tombstone): the next Find unlinks it
+                } else {
+                    final long prev = w[W_PREV];
+                    final long cur = w[W_CUR];
+                    if (node == 0) {
+                        node = g.allocate();
+                        Words.sp(node + KEY, key);
+                        Words.sp(node + VALUE, value);
+                        g.initLink(node + NEXT, cur);
+                    } else {
+                        g.store(node + NEXT, cur); // unpublished still: a retry relinks it
                     }
-                    old = witness;
+                    g.reserve(0, prev);
+                    g.reserve(1, cur);
+                    g.beginWrite();
+                    final boolean linked = g.cas(prev, cur, node); // (4)
+                    g.endWrite();
+                    if (linked) {
+                        return RESERVED;
+                    }
                 }
-                // cur was removed (marked before the tombstone): the next Find unlinks it
-            } else {
-                final long prev = w[W_PREV];
-                final long cur = w[W_CUR];
-                if (node == 0) {
-                    node = g.allocate();
-                    Words.sp(node + KEY, key);
-                    Words.sp(node + VALUE, value);
-                }
-                Words.sp(node + NEXT, cur);
-                if (Words.cas(prev, cur, node)) { // (4)
-                    return RESERVED;
-                }
+            } catch (final Restart neutralized) {
+                // the window may rest on freed nodes: search again (the node, unpublished, is kept)
             }
         }
     }
@@ -350,29 +407,46 @@ public final class HarrisMichaelList extends OffHeapStructure {
 
     /** Get under {@code g}. */
     static long get(final Guard g, final long head, final long key) {
-        if (!find(g, head, key)) {
-            return RESERVED;
+        while (true) {
+            final long value = find(g, head, key) ? Words.la(g.locals()[W_CUR] + VALUE) : RESERVED; // (7) the tombstone is RESERVED: absent
+            try {
+                g.poll();
+                return value;
+            } catch (final Restart neutralized) {
+                // the value may have been read from a freed node: search again
+            }
         }
-        return Words.la(g.locals()[W_CUR] + VALUE); // (7) the tombstone is RESERVED: absent
     }
 
     /** Remove under {@code g}; returns the removed value or RESERVED. */
     static long remove(final Guard g, final long head, final long key) {
         final long[] w = g.locals();
         while (true) {
-            if (!find(g, head, key)) {
-                return RESERVED;
-            }
+            final boolean found = find(g, head, key);
             final long prev = w[W_PREV];
             final long cur = w[W_CUR];
             final long next = w[W_NEXT];
-            if (!Words.cas(cur + NEXT, next, next | MARK)) { // (5)
+            try {
+                if (!found) {
+                    g.poll();
+                    return RESERVED;
+                }
+                reserveWindow(g, prev, cur, next);
+                g.beginWrite();
+            } catch (final Restart neutralized) {
+                continue; // the window may rest on freed nodes: search again
+            }
+            if (!g.cas(cur + NEXT, next, next | MARK)) { // (5)
+                g.endWrite();
                 continue;
             }
             final long value = Words.xchg(cur + VALUE, TOMBSTONE); // (9)
-            if (Words.cas(prev, cur, next)) { // (6)
+            final boolean unlinked = g.cas(prev, cur, next); // (6)
+            if (unlinked) {
                 g.retire(cur);
-            } else {
+            }
+            g.endWrite();
+            if (!unlinked) {
                 find(g, head, key); // unlinks cur, unless another thread did
             }
             return value;
@@ -381,8 +455,15 @@ public final class HarrisMichaelList extends OffHeapStructure {
 
     /** Unmarked nodes reachable from {@code head}, unlinking marked ones on the way (size). */
     static long count(final Guard g, final long head) {
-        find(g, head, RESERVED_KEY);
-        return g.locals()[W_COUNT];
+        while (true) {
+            find(g, head, RESERVED_KEY);
+            try {
+                g.poll();
+                return g.locals()[W_COUNT];
+            } catch (final Restart neutralized) {
+                // counted over freed nodes: count again
+            }
+        }
     }
 
     /** Frees every node linked from {@code head} and clears it: {@code owner}'s teardown, no operation may run. */

@@ -45,6 +45,8 @@ import java.util.Locale;
  * Reclamation and ABA: as in HarrisMichaelList: a node is retired once, by its unlinker; every
  * CAS expects a protected node or a head word, which is never freed before close(), and close()
  * frees only after every operation has ended (OffHeapStructure's in-flight count).
+ *
+ * Neutralization and links through the guard: HarrisMichaelList's, per bucket.
  * }</pre>
  */
 public final class MichaelHashMap extends OffHeapStructure {
@@ -61,6 +63,7 @@ public final class MichaelHashMap extends OffHeapStructure {
      */
     public MichaelHashMap(final ReclaimDomain domain, final int buckets) {
         super(domain, HarrisMichaelList.SLOTS, ListNodeLayout.SIZE);
+        domain.declareLinks(ListNodeLayout.NEXT);
         if (buckets <= 0 || Integer.bitCount(buckets) != 1) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "the number of buckets must be a positive power of two, was %d", buckets));
@@ -135,7 +138,7 @@ public final class MichaelHashMap extends OffHeapStructure {
         checkKey(key);
         final int op = enter();
         try (Guard g = domain.pin()) {
-            return HarrisMichaelList.find(g, bucket(key), key);
+            return HarrisMichaelList.contains(g, bucket(key), key);
         } finally {
             exit(op);
         }

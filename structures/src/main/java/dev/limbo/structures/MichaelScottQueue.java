@@ -4,6 +4,7 @@ import dev.limbo.core.Layouts;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 
 import static dev.limbo.structures.LinkedNodeLayout.NEXT;
 import static dev.limbo.structures.LinkedNodeLayout.VALUE;
@@ -41,6 +42,12 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * already past head, which the head-never-passes-tail invariant rules out. close() frees the chain
  * and the head and tail words only after every operation has ended (OffHeapStructure's in-flight
  * count).
+ *
+ * Neutralization (Guard, "Neutralization"): each loop iteration's reads are a read phase that
+ * restarts on Restart; before its CASes an iteration reserves the nodes it read (t and next, or h
+ * and next) and calls beginWrite, so that dequeue returns a value read from a node that was still
+ * safe, and the CASes never expect a node that a neutralizer freed. An empty answer is confirmed
+ * by a poll. Links are written through the guard (initLink for a new node, cas for (1), (2), (4)).
  * }</pre>
  */
 public final class MichaelScottQueue extends OffHeapStructure {
@@ -52,13 +59,16 @@ public final class MichaelScottQueue extends OffHeapStructure {
     /** A queue over {@code domain} (records of at least 16 bytes, at least 2 slots). */
     public MichaelScottQueue(final ReclaimDomain domain) {
         super(domain, 2, LinkedNodeLayout.SIZE);
+        domain.declareLinks(NEXT);
         this.cells = domain.allocator().allocateZeroed(2 * Layouts.PADDED);
         this.head = cells;
         this.tail = cells + Layouts.PADDED;
         final long dummy = domain.allocateExclusive();
-        Words.sp(dummy + NEXT, 0);
-        Words.sr(head, dummy);
-        Words.sr(tail, dummy);
+        try (Guard g = domain.pin()) {
+            g.initLink(dummy + NEXT, 0L);
+            g.store(head, dummy);
+            g.store(tail, dummy);
+        }
     }
 
     /** Appends {@code value} ({@link #RESERVED} is rejected). */
@@ -68,19 +78,30 @@ public final class MichaelScottQueue extends OffHeapStructure {
         try (Guard g = domain.pin()) {
             final long node = g.allocate();
             Words.sp(node + VALUE, value);
-            Words.sp(node + NEXT, 0);
+            g.initLink(node + NEXT, 0L);
             while (true) {
-                final long t = g.protect(0, tail); // (5)
-                final long next = Words.la(t + NEXT); // (3)
-                if (t != Words.la(tail)) {
-                    continue;
+                final long t;
+                final long next;
+                try {
+                    t = g.protect(0, tail); // (5)
+                    next = Words.la(t + NEXT); // (3)
+                    if (t != Words.la(tail)) {
+                        continue;
+                    }
+                    g.reserve(0, t);
+                    g.reserve(1, next);
+                    g.beginWrite();
+                } catch (final Restart neutralized) {
+                    continue; // t may have been freed before it was protected
                 }
                 if (next != 0) {
-                    Words.cas(tail, t, next); // (4) help a lagging tail
-                } else if (Words.cas(t + NEXT, 0, node)) { // (1)
-                    Words.cas(tail, t, node); // (4)
+                    g.cas(tail, t, next); // (4) help a lagging tail
+                } else if (g.cas(t + NEXT, 0, node)) { // (1)
+                    g.cas(tail, t, node); // (4)
+                    g.endWrite();
                     return;
                 }
+                g.endWrite();
             }
         } finally {
             exit(op);
@@ -92,22 +113,39 @@ public final class MichaelScottQueue extends OffHeapStructure {
         final int op = enter();
         try (Guard g = domain.pin()) {
             while (true) {
-                final long h = g.protect(0, head); // (5)
-                final long t = Words.la(tail); // (5)
-                final long next = g.protect(1, h + NEXT); // (3)
-                if (h != Words.la(head)) {
-                    continue;
-                }
-                if (next == 0) {
-                    return RESERVED;
+                final long h;
+                final long t;
+                final long next;
+                final long value;
+                try {
+                    h = g.protect(0, head); // (5)
+                    t = Words.la(tail); // (5)
+                    next = g.protect(1, h + NEXT); // (3)
+                    if (h != Words.la(head)) {
+                        continue;
+                    }
+                    if (next == 0) {
+                        g.poll();
+                        return RESERVED;
+                    }
+                    value = h == t ? RESERVED : Words.lp(next + VALUE); // (6)
+                    g.reserve(0, h);
+                    g.reserve(1, next);
+                    g.beginWrite();
+                } catch (final Restart neutralized) {
+                    continue; // what the read phase saw may rest on freed nodes
                 }
                 if (h == t) {
-                    Words.cas(tail, t, next); // (4)
+                    g.cas(tail, t, next); // (4)
+                    g.endWrite();
                     continue;
                 }
-                final long value = Words.lp(next + VALUE); // (6)
-                if (Words.cas(head, h, next)) { // (2)
+                final boolean dequeued = g.cas(head, h, next); // (2)
+                if (dequeued) {
                     g.retire(h);
+                }
+                g.endWrite();
+                if (dequeued) {
                     return value;
                 }
             }
@@ -120,8 +158,16 @@ public final class MichaelScottQueue extends OffHeapStructure {
     public boolean isEmpty() {
         final int op = enter();
         try (Guard g = domain.pin()) {
-            final long h = g.protect(0, head);
-            return g.protect(1, h + NEXT) == 0 && h == Words.la(head);
+            while (true) {
+                try {
+                    final long h = g.protect(0, head);
+                    final boolean empty = g.protect(1, h + NEXT) == 0 && h == Words.la(head);
+                    g.poll();
+                    return empty;
+                } catch (final Restart neutralized) {
+                    // h may have been freed before it was protected: look again
+                }
+            }
         } finally {
             exit(op);
         }

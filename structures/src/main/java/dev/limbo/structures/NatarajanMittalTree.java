@@ -3,6 +3,7 @@ package dev.limbo.structures;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 import dev.limbo.reclaim.Capability;
 
 import java.util.ArrayList;
@@ -166,6 +167,16 @@ import java.util.Locale;
  *      (7), the only writes an edge into an internal node receives after its insert.
  *  (9) acquire loads of the removed region's frozen edges in the retire walk; pair with (4), (6).
  * Teardown and the quiescent checks (close, keysInOrder, checkInvariants) use plain loads.
+ *
+ * Neutralization (Guard, "Neutralization"): seek is the read phase and starts over from the root
+ * on Restart. Every write is a write phase that first reserves the seek record's ancestor,
+ * successor, parent and leaf and calls beginWrite: insert's CAS (3), remove's flag (4) and
+ * cleanup (the tag (6), the unlink (7) and the retires; the removed chain between successor and
+ * parent is retired only by the unlink's winner, so no neutralizer frees it meanwhile). A
+ * restart in remove after its flag succeeded goes on in cleanup mode, never flags again. get,
+ * an insert that finds the key, a remove that finds nothing and size confirm their answer with a
+ * poll after reading the leaf. Links are written through the guard (initLink for new nodes,
+ * store on an insert's retry, cas for (3), (4), (6), (7)).
  * }</pre>
  *
  * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Close
@@ -220,26 +231,38 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     public NatarajanMittalTree(final ReclaimDomain domain) {
         super(domain, SLOTS, NODE_BYTES);
         this.validates = domain.has(Capability.PROTECTION_NEEDS_VALIDATION);
-        final long inf0 = sentinel(0, 0);
-        final long inf1 = sentinel(0, 0);
-        final long inf2 = sentinel(0, 0);
-        this.top = sentinel(inf0, inf1);
-        this.root = sentinel(top, inf2);
+        domain.declareLinks(LEFT, RIGHT);
+        try (Guard g = domain.pin()) {
+            final long inf0 = sentinel(g, 0, 0);
+            final long inf1 = sentinel(g, 0, 0);
+            final long inf2 = sentinel(g, 0, 0);
+            this.top = sentinel(g, inf0, inf1);
+            this.root = sentinel(g, top, inf2);
+        }
         Words.releaseFence(); // (0)
     }
 
-    private long sentinel(final long left, final long right) {
+    private long sentinel(final Guard g, final long left, final long right) {
         final long n = domain.allocateExclusive();
-        init(n, INF, 0, left, right);
+        init(g, n, INF, 0, left, right);
         return n;
     }
 
-    /** (2) plain stores: the node is not yet published. */
-    private static void init(final long node, final long key, final long value, final long left, final long right) {
+    /** (2) plain stores (the links through the guard): the node is not yet published. */
+    private static void init(final Guard g, final long node, final long key, final long value, final long left,
+                             final long right) {
         Words.sp(node + KEY, key);
         Words.sp(node + VALUE, value);
-        Words.sp(node + LEFT, left);
-        Words.sp(node + RIGHT, right);
+        g.initLink(node + LEFT, left);
+        g.initLink(node + RIGHT, right);
+    }
+
+    /** Reserves the seek record's nodes for the write phase that follows (Guard, "Neutralization"). */
+    private static void reserveSeek(final Guard g, final long[] r) {
+        g.reserve(ANCESTOR, r[ANCESTOR]);
+        g.reserve(SUCCESSOR, r[SUCCESSOR]);
+        g.reserve(PARENT, r[PARENT]);
+        g.reserve(LEAF, r[LEAF]);
     }
 
     // ---------------------------------------------------------------- operations
@@ -250,12 +273,18 @@ public final class NatarajanMittalTree extends OffHeapStructure {
         final int op = enter();
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
-            seek(g, key, r);
-            final long leaf = r[LEAF];
-            if (Words.lp(leaf + KEY) == key && (r[LEAF_EDGE] & FLAG) == 0) {
-                return Words.lp(leaf + VALUE);
+            while (true) {
+                seek(g, key, r);
+                final long leaf = r[LEAF];
+                final long value = Words.lp(leaf + KEY) == key && (r[LEAF_EDGE] & FLAG) == 0
+                        ? Words.lp(leaf + VALUE) : RESERVED;
+                try {
+                    g.poll();
+                    return value;
+                } catch (final Restart neutralized) {
+                    // the leaf may have been freed before its key and value were read: seek again
+                }
             }
-            return RESERVED;
         } finally {
             exit(op);
         }
@@ -284,38 +313,53 @@ public final class NatarajanMittalTree extends OffHeapStructure {
             long internal = 0;
             long fresh = 0;
             while (true) {
-                seek(g, key, r);
-                final long leaf = r[LEAF];
-                final long leafKey = Words.lp(leaf + KEY);
-                if (leafKey == key) {
-                    if ((r[LEAF_EDGE] & FLAG) != 0) {
-                        cleanup(g, key, r); // logically deleted: help remove it, then insert
-                        continue;
+                try {
+                    seek(g, key, r);
+                    final long leaf = r[LEAF];
+                    final long leafKey = Words.lp(leaf + KEY);
+                    if (leafKey == key) {
+                        if ((r[LEAF_EDGE] & FLAG) != 0) {
+                            cleanup(g, key, r); // logically deleted: help remove it, then insert
+                            continue;
+                        }
+                        final long present = Words.lp(leaf + VALUE);
+                        g.poll();
+                        if (fresh != 0) { // never published
+                            domain.freeExclusive(fresh);
+                            domain.freeExclusive(internal);
+                        }
+                        return present;
                     }
-                    if (fresh != 0) { // never published
-                        domain.freeExclusive(fresh);
-                        domain.freeExclusive(internal);
+                    final long parent = r[PARENT];
+                    final long edge = parent + (key < Words.lp(parent + KEY) ? LEFT : RIGHT);
+                    final boolean first = fresh == 0;
+                    if (first) {
+                        fresh = g.allocate();
+                        internal = g.allocate();
+                        init(g, fresh, key, value, 0, 0);
                     }
-                    return Words.lp(leaf + VALUE);
-                }
-                final long parent = r[PARENT];
-                final long edge = parent + (key < Words.lp(parent + KEY) ? LEFT : RIGHT);
-                if (fresh == 0) {
-                    fresh = g.allocate();
-                    internal = g.allocate();
-                    init(fresh, key, value, 0, 0);
-                }
-                if (key < leafKey) {
-                    init(internal, leafKey, 0, fresh, leaf);
-                } else {
-                    init(internal, key, 0, leaf, fresh);
-                }
-                if (Words.cas(edge, leaf, internal)) { // (3) volatile; pairs with (1), (5)
-                    return RESERVED;
-                }
-                final long w = Words.la(edge); // (5) acquire; pairs with (3), (4), (6), (7)
-                if ((w & ~MARKS) == leaf && (w & MARKS) != 0) {
-                    cleanup(g, key, r);
+                    final long left = key < leafKey ? fresh : leaf;
+                    final long right = key < leafKey ? leaf : fresh;
+                    if (first) {
+                        init(g, internal, Math.max(key, leafKey), 0, left, right);
+                    } else { // unpublished still: a retry relinks it
+                        Words.sp(internal + KEY, Math.max(key, leafKey));
+                        g.store(internal + LEFT, left);
+                        g.store(internal + RIGHT, right);
+                    }
+                    reserveSeek(g, r);
+                    g.beginWrite();
+                    final boolean inserted = g.cas(edge, leaf, internal); // (3) volatile; pairs with (1), (5)
+                    final long w = inserted ? 0 : Words.la(edge); // (5) acquire; pairs with (3), (4), (6), (7)
+                    g.endWrite();
+                    if (inserted) {
+                        return RESERVED;
+                    }
+                    if ((w & ~MARKS) == leaf && (w & MARKS) != 0) {
+                        cleanup(g, key, r);
+                    }
+                } catch (final Restart neutralized) {
+                    // what the seek found may rest on freed nodes: seek again (fresh and internal are kept)
                 }
             }
         } finally {
@@ -330,37 +374,51 @@ public final class NatarajanMittalTree extends OffHeapStructure {
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
             // injection mode
-            long victim;
-            long value;
-            while (true) {
-                seek(g, key, r);
-                final long leaf = r[LEAF];
-                if (Words.lp(leaf + KEY) != key) {
-                    return RESERVED;
-                }
-                final long parent = r[PARENT];
-                final long edge = parent + (key < Words.lp(parent + KEY) ? LEFT : RIGHT);
-                if (Words.cas(edge, leaf, leaf | FLAG)) { // (4) volatile; pairs with (1), (5)
-                    victim = leaf;
-                    value = Words.lp(leaf + VALUE); // still protected by the seek
-                    if (cleanup(g, key, r)) {
-                        return value;
+            long victim = 0;
+            long value = RESERVED;
+            while (victim == 0) {
+                try {
+                    seek(g, key, r);
+                    final long leaf = r[LEAF];
+                    if (Words.lp(leaf + KEY) != key) {
+                        g.poll();
+                        return RESERVED;
                     }
-                    break;
-                }
-                final long w = Words.la(edge); // (5) acquire; pairs with (3), (4), (6), (7)
-                if ((w & ~MARKS) == leaf && (w & MARKS) != 0) {
-                    cleanup(g, key, r);
+                    final long parent = r[PARENT];
+                    final long edge = parent + (key < Words.lp(parent + KEY) ? LEFT : RIGHT);
+                    reserveSeek(g, r);
+                    g.beginWrite();
+                    if (g.cas(edge, leaf, leaf | FLAG)) { // (4) volatile; pairs with (1), (5)
+                        victim = leaf;
+                        value = Words.lp(leaf + VALUE); // reserved, and protected by the seek
+                        g.endWrite();
+                        if (cleanup(g, key, r)) {
+                            return value;
+                        }
+                    } else {
+                        final long w = Words.la(edge); // (5) acquire; pairs with (3), (4), (6), (7)
+                        g.endWrite();
+                        if ((w & ~MARKS) == leaf && (w & MARKS) != 0) {
+                            cleanup(g, key, r);
+                        }
+                    }
+                } catch (final Restart neutralized) {
+                    // before the flag: seek again; after it (cleanup restarted): go on in cleanup mode
                 }
             }
             // cleanup mode: until the flagged leaf is gone
             while (true) {
-                seek(g, key, r);
-                if (r[LEAF] != victim || (r[LEAF_EDGE] & FLAG) == 0) {
-                    return value;
-                }
-                if (cleanup(g, key, r)) {
-                    return value;
+                try {
+                    seek(g, key, r);
+                    if (r[LEAF] != victim || (r[LEAF_EDGE] & FLAG) == 0) {
+                        g.poll();
+                        return value;
+                    }
+                    if (cleanup(g, key, r)) {
+                        return value;
+                    }
+                } catch (final Restart neutralized) {
+                    // seek again
                 }
             }
         } finally {
@@ -390,6 +448,9 @@ public final class NatarajanMittalTree extends OffHeapStructure {
                     leafKey = Words.lp(r[LEAF] + KEY);
                     leafEdge = r[LEAF_EDGE];
                     leftTurn = r[LEFT_TURN];
+                    g.poll();
+                } catch (final Restart neutralized) {
+                    continue; // the leaf may have been freed before its key was read: seek again
                 }
                 if (leafKey >= k) { // the leaf on k's path is the smallest key >= k
                     if (leafKey == INF) {
@@ -421,6 +482,18 @@ public final class NatarajanMittalTree extends OffHeapStructure {
      * word and the last left-turn key. On return every node in {@code r} is protected.
      */
     private void seek(final Guard g, final long key, final long[] r) {
+        while (true) {
+            try {
+                seekFromRoot(g, key, r);
+                return;
+            } catch (final Restart neutralized) {
+                // the read phase starts over from the root (Guard, "Neutralization")
+            }
+        }
+    }
+
+    /** {@link #seek}'s read phase: starts over from the root when validation (8) fails; throws {@link Restart}. */
+    private void seekFromRoot(final Guard g, final long key, final long[] r) {
         restart:
         while (true) {
             long ancestor = root;
@@ -476,12 +549,23 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     /**
      * The paper's cleanup for the seek record in {@code r}: tags the sibling of the flagged leaf
      * under parent and swings the ancestor's edge from successor to the sibling. On success retires
-     * the removed region. Returns whether this call's unlink CAS succeeded.
+     * the removed region. Returns whether this call's unlink CAS succeeded. A write phase of its
+     * own: it reserves the seek record and may throw {@link Restart} before writing anything.
      */
     private boolean cleanup(final Guard g, final long key, final long[] r) {
         final long ancestor = r[ANCESTOR];
         final long successor = r[SUCCESSOR];
         final long parent = r[PARENT];
+        reserveSeek(g, r);
+        g.beginWrite();
+        final boolean unlinked = unlink(g, key, ancestor, successor, parent);
+        g.endWrite();
+        return unlinked;
+    }
+
+    /** Cleanup's write phase: the tag (6), the unlink (7) and, on success, the retires. */
+    private static boolean unlink(final Guard g, final long key, final long ancestor, final long successor,
+                                  final long parent) {
         final long successorEdge = ancestor + (key < Words.lp(ancestor + KEY) ? LEFT : RIGHT);
         long childEdge;
         long siblingEdge;
@@ -498,8 +582,8 @@ public final class NatarajanMittalTree extends OffHeapStructure {
             childEdge = siblingEdge;
             siblingEdge = t;
         }
-        final long sibling = tag(siblingEdge);
-        if (!Words.cas(successorEdge, successor, sibling & ~TAG)) { // (7) volatile; pairs with (1), (5), (8)
+        final long sibling = tag(g, siblingEdge);
+        if (!g.cas(successorEdge, successor, sibling & ~TAG)) { // (7) volatile; pairs with (1), (5), (8)
             return false;
         }
         retireRemoved(g, key, successor, parent, childEdge);
@@ -507,14 +591,13 @@ public final class NatarajanMittalTree extends OffHeapStructure {
     }
 
     /** Sets TAG on the edge at {@code edge} (a fetch-or); returns the edge word, tagged. */
-    private static long tag(final long edge) {
+    private static long tag(final Guard g, final long edge) {
         long w = Words.la(edge); // (6) acquire; pairs with (3), (4)
         while ((w & TAG) == 0) {
-            final long witness = Words.cae(edge, w, w | TAG); // (6) volatile; pairs with (1), (5)
-            if (witness == w) {
+            if (g.cas(edge, w, w | TAG)) { // (6) volatile; pairs with (1), (5)
                 return w | TAG;
             }
-            w = witness;
+            w = Words.la(edge); // (6)
         }
         return w;
     }
@@ -574,20 +657,28 @@ public final class NatarajanMittalTree extends OffHeapStructure {
         final int op = enter();
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
-            seek(g, key, r);
-            final long leaf = r[LEAF];
-            if (Words.lp(leaf + KEY) != key || (r[LEAF_EDGE] & MARKS) != 0) {
-                return false;
+            while (true) {
+                seek(g, key, r);
+                final long leaf = r[LEAF];
+                final long parent = r[PARENT];
+                try {
+                    if (Words.lp(leaf + KEY) != key || (r[LEAF_EDGE] & MARKS) != 0) {
+                        g.poll();
+                        return false;
+                    }
+                    reserveSeek(g, r);
+                    g.beginWrite();
+                } catch (final Restart neutralized) {
+                    continue;
+                }
+                final boolean left = key < Words.lp(parent + KEY);
+                final boolean flagged = g.cas(parent + (left ? LEFT : RIGHT), leaf, leaf | FLAG); // (4)
+                if (flagged && tagSibling) {
+                    tag(g, parent + (left ? RIGHT : LEFT));
+                }
+                g.endWrite();
+                return flagged;
             }
-            final long parent = r[PARENT];
-            final boolean left = key < Words.lp(parent + KEY);
-            if (!Words.cas(parent + (left ? LEFT : RIGHT), leaf, leaf | FLAG)) { // (4)
-                return false;
-            }
-            if (tagSibling) {
-                tag(parent + (left ? RIGHT : LEFT));
-            }
-            return true;
         } finally {
             exit(op);
         }

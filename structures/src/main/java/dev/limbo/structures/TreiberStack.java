@@ -4,6 +4,7 @@ import dev.limbo.core.Layouts;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 
 import static dev.limbo.structures.LinkedNodeLayout.NEXT;
 import static dev.limbo.structures.LinkedNodeLayout.VALUE;
@@ -36,6 +37,11 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * again, the stale CAS succeeding with a stale next) cannot happen: A is protected from the read
  * (2) to the CAS, so it is not freed and so not reused meanwhile. close() frees the chain and the
  * top word only after every operation has ended (OffHeapStructure's in-flight count).
+ *
+ * Neutralization (Guard, "Neutralization"): pop's protect and its read of t.next are the read
+ * phase; it reserves t and calls beginWrite before (1), so that next came from a node that was
+ * safe (a restart starts the pop over), and reads the value in the write phase. push reads no
+ * node, so it has no read phase. Links go through the guard (initLink, store on retry, cas).
  * }</pre>
  */
 public final class TreiberStack extends OffHeapStructure {
@@ -45,6 +51,7 @@ public final class TreiberStack extends OffHeapStructure {
     /** A stack over {@code domain} (records of at least 16 bytes, at least 1 slot). */
     public TreiberStack(final ReclaimDomain domain) {
         super(domain, 1, LinkedNodeLayout.SIZE);
+        domain.declareLinks(NEXT);
         this.top = domain.allocator().allocateZeroed(Layouts.PADDED);
     }
 
@@ -55,11 +62,12 @@ public final class TreiberStack extends OffHeapStructure {
         try (Guard g = domain.pin()) {
             final long node = g.allocate();
             Words.sp(node + VALUE, value);
-            long t;
-            do {
+            long t = Words.la(top);
+            g.initLink(node + NEXT, t);
+            while (!g.cas(top, t, node)) { // (1)
                 t = Words.la(top);
-                Words.sp(node + NEXT, t);
-            } while (!Words.cas(top, t, node)); // (1)
+                g.store(node + NEXT, t); // unpublished still: a retry relinks it
+            }
         } finally {
             exit(op);
         }
@@ -70,14 +78,26 @@ public final class TreiberStack extends OffHeapStructure {
         final int op = enter();
         try (Guard g = domain.pin()) {
             while (true) {
-                final long t = g.protect(0, top); // (2)
-                if (t == 0) {
-                    return RESERVED;
+                final long t;
+                final long next;
+                try {
+                    t = g.protect(0, top); // (2)
+                    if (t == 0) {
+                        return RESERVED;
+                    }
+                    next = Words.lp(t + NEXT); // (3)
+                    g.reserve(0, t);
+                    g.beginWrite();
+                } catch (final Restart neutralized) {
+                    continue; // next may have been read from a freed node
                 }
-                final long next = Words.lp(t + NEXT); // (3)
-                if (Words.cas(top, t, next)) { // (1)
-                    final long value = Words.lp(t + VALUE); // (3)
+                final boolean popped = g.cas(top, t, next); // (1)
+                final long value = popped ? Words.lp(t + VALUE) : RESERVED; // (3)
+                if (popped) {
                     g.retire(t);
+                }
+                g.endWrite();
+                if (popped) {
                     return value;
                 }
             }

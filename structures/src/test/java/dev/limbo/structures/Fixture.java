@@ -26,11 +26,16 @@ final class Fixture {
      *              throws) and a plain domain, with its record pool
      */
     Fixture(final Kind kind, final Scheme scheme, final boolean debug) {
+        this(kind, scheme, debug, 0);
+    }
+
+    /** As above; {@code restartOneIn} &gt; 0 makes about one poll in that many restart the read phase. */
+    Fixture(final Kind kind, final Scheme scheme, final boolean debug, final int restartOneIn) {
         this.kind = kind;
         this.scheme = scheme;
         this.allocator = LimboAllocator.builder().checked(true).debug(debug).build();
         this.baseline = allocator.stats().bytesInUse();
-        this.domain = kind.domain(scheme, allocator, debug);
+        this.domain = kind.domain(scheme, allocator, debug, restartOneIn);
         this.structure = kind.create(domain);
     }
 

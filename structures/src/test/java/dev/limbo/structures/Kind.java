@@ -45,10 +45,14 @@ enum Kind {
         return Arrays.stream(values()).flatMap(k -> Arrays.stream(Scheme.values()).map(s -> Arguments.of(k, s)));
     }
 
-    /** A domain with the records and slots this kind needs. */
-    ReclaimDomain domain(final Scheme scheme, final LimboAllocator allocator, final boolean debug) {
+    /**
+     * A domain with the records and slots this kind needs; {@code restartOneIn} &gt; 0 injects a
+     * {@link dev.limbo.reclaim.Restart} at about one poll in that many.
+     */
+    ReclaimDomain domain(final Scheme scheme, final LimboAllocator allocator, final boolean debug,
+                         final int restartOneIn) {
         return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).debug(debug)
-                .build();
+                .restartInjection(restartOneIn).build();
     }
 
     OffHeapStructure create(final ReclaimDomain domain) {

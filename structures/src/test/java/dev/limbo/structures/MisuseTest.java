@@ -228,7 +228,7 @@ class MisuseTest {
         final NullPointerException nullDomain = assertThrows(NullPointerException.class, () -> kind.create(null));
         assertEquals("domain must not be null", nullDomain.getMessage());
 
-        final ReclaimDomain closed = kind.domain(Scheme.DEBRA, allocator, false);
+        final ReclaimDomain closed = kind.domain(Scheme.DEBRA, allocator, false, 0);
         closed.close();
         final IllegalStateException closedDomain = assertThrows(IllegalStateException.class, () -> kind.create(closed));
         assertEquals(name + " cannot be built over a closed domain", closedDomain.getMessage());
@@ -248,7 +248,7 @@ class MisuseTest {
             }
         }
         if (kind == Kind.HASH_MAP) {
-            try (ReclaimDomain d = kind.domain(Scheme.DEBRA, allocator, false)) {
+            try (ReclaimDomain d = kind.domain(Scheme.DEBRA, allocator, false, 0)) {
                 for (final int buckets : new int[] {0, -1, 3, 6, Integer.MIN_VALUE}) {
                     final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                             () -> new MichaelHashMap(d, buckets));
