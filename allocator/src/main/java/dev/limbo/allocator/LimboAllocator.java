@@ -10,6 +10,7 @@ import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
+import dev.limbo.core.StripedCounter;
 import dev.limbo.core.Words;
 
 import java.lang.foreign.Arena;
@@ -44,8 +45,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
  * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
- * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread
- * that finds every striped cache busy) interior pointers are still rejected.
+ * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread,
+ * or a platform thread without a participant id, that finds every striped cache busy) interior
+ * pointers are still rejected.
+ *
+ * <p>Platform threads get a cache each, found through their {@linkplain Participants participant
+ * id}; virtual threads share striped caches, claimed for one call. A platform thread that finds
+ * every id held by a live thread (more than {@code limbo.participants} at once) shares the stripes
+ * too, and each such call is counted in {@link AllocatorStats#participantFallbacks()}.
  *
  * <p>Other double frees and interior pointers into small blocks go unnoticed in unchecked mode.
  * They damage <em>user data</em>: the block may be handed out twice, an interior pointer is handed
@@ -174,11 +181,14 @@ public final class LimboAllocator implements OffHeapAllocator {
     final Descriptors descriptors = new Descriptors();
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
     private final long regionSize = Region.global().size();
-    /** Platform threads' caches: found through {@link #local}, adopted through their participant id. */
+    /**
+     * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
+     * adopted through the id when it is released. No {@link ThreadLocal}: its entries would keep
+     * the allocator reachable from every thread that used it.
+     */
     private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
     private static final int BY_THREAD_ID = 4096;
-    private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
-    /** A direct-mapped cache of {@link #local} by thread id; see {@link #knownCache()}. */
+    /** A direct-mapped cache of {@link #caches} by thread id; see {@link #knownCache()}. */
     private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
     /**
@@ -192,6 +202,8 @@ public final class LimboAllocator implements OffHeapAllocator {
     private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
+    /** Calls of platform threads that found no free participant id; see {@link AllocatorStats#participantFallbacks()}. */
+    private final StripedCounter participantFallbacks = new StripedCounter();
 
     private LimboAllocator(final Builder b) {
         final int n = IDS.incrementAndGet();
@@ -309,7 +321,11 @@ public final class LimboAllocator implements OffHeapAllocator {
             return cache.allocateHere(bytes);
         }
         if (!Thread.currentThread().isVirtual()) {
-            return localCache().allocateHere(bytes);
+            final ThreadCache local = localCache();
+            if (local != null) {
+                return local.allocateHere(bytes);
+            }
+            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
@@ -344,8 +360,12 @@ public final class LimboAllocator implements OffHeapAllocator {
             return;
         }
         if (!Thread.currentThread().isVirtual()) {
-            localCache().freeHere(ptr);
-            return;
+            final ThreadCache local = localCache();
+            if (local != null) {
+                local.freeHere(ptr);
+                return;
+            }
+            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
@@ -513,13 +533,23 @@ public final class LimboAllocator implements OffHeapAllocator {
      * thread, and after this thread {@linkplain Participants#close() closed} its participant id
      * (which retires the cache; call {@code context()} again).
      *
-     * @throws IllegalStateException on a virtual thread
+     * @throws IllegalStateException on a virtual thread, or on a platform thread that holds no
+     *                               participant id because all {@link Participants#CAPACITY} are held
+     *                               by live threads (its {@code allocate} and {@code free} share the
+     *                               striped caches instead)
      */
     public ThreadCache context() {
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
         }
-        return localCache();
+        final ThreadCache cache = localCache();
+        if (cache == null) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "no thread cache for this thread: all %d participant ids are held by live threads; raise -D%s, "
+                            + "or call allocate/free directly (they share the striped caches then)",
+                    Participants.CAPACITY, Participants.CAPACITY_PROPERTY));
+        }
+        return cache;
     }
 
     /**
@@ -528,8 +558,9 @@ public final class LimboAllocator implements OffHeapAllocator {
      * decommitted.
      */
     public long trim() {
-        if (!Thread.currentThread().isVirtual()) {
-            localCache().drain();
+        final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
+        if (local != null) {
+            local.drain();
         }
         Participants.reapTerminated();
         for (int i = 0; i < spares.length(); i++) {
@@ -571,7 +602,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get());
+                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get(),
+                participantFallbacks.sum());
     }
 
     /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
@@ -605,25 +637,42 @@ public final class LimboAllocator implements OffHeapAllocator {
         return cache != null && cache.ownerId == threadId ? cache : null;
     }
 
-    /** The calling platform thread's cache; the {@link ThreadLocal} decides when the fast lookup misses. */
+    /**
+     * The calling platform thread's cache, or null if the thread holds no participant id and can get
+     * none (every id is held by a live thread). The participant id decides when the fast lookup
+     * misses.
+     */
     private ThreadCache localCache() {
         final ThreadCache known = knownCache();
         if (known != null) {
             return known;
         }
-        ThreadCache cache = local.get();
-        if (cache == null || cache.retired) {
-            cache = newCache();
+        final int participant = Participants.tryCurrent();
+        if (participant < 0) {
+            return null;
+        }
+        ThreadCache cache = ownCache(participant);
+        if (cache == null) {
+            cache = newCache(participant);
         }
         byThreadId[(int) Thread.currentThread().threadId() & (BY_THREAD_ID - 1)] = cache;
         return cache;
     }
 
-    private ThreadCache newCache() {
-        final int participant = Participants.current();
+    /**
+     * The cache of the calling thread, which holds {@code participant}, or null if it has none yet.
+     * Only the holder of an id installs a cache under it, and the release hook ({@link #adopt})
+     * removes it before the id can pass to another thread; the owner check guards the rest.
+     */
+    private ThreadCache ownCache(final int participant) {
+        final ThreadCache cache = caches.get(participant);
+        return cache != null && cache.ownerId == Thread.currentThread().threadId() ? cache : null;
+    }
+
+    private ThreadCache newCache(final int participant) {
         Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
-        final ThreadCache installed = local.get();
-        if (installed != null && !installed.retired) {
+        final ThreadCache installed = ownCache(participant);
+        if (installed != null) {
             return installed; // a release hook run above allocated through this allocator
         }
         ThreadCache cache = takeSpare();
@@ -631,7 +680,6 @@ public final class LimboAllocator implements OffHeapAllocator {
             cache = new ThreadCache(this);
         }
         caches.set(participant, cache);
-        local.set(cache);
         return cache;
     }
 
