@@ -16,12 +16,14 @@ import dev.limbo.core.Words;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
+import java.lang.ref.Cleaner;
+import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntConsumer;
 
 /**
  * Limbo's lock-free allocator: LRMalloc (Leite, 2018) over the global region, with a best-fit
@@ -157,7 +159,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * may pop, retire and reuse the descriptor at once.
  * }</pre>
  */
-public final class LimboAllocator implements OffHeapAllocator {
+public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     /** Debug-mode quarantine length per cache. */
     public static final int QUARANTINE = 64;
@@ -165,7 +167,6 @@ public final class LimboAllocator implements OffHeapAllocator {
     private static final byte POISON = (byte) 0xDB;
     private static final MemorySegment POISON_TEMPLATE =
             Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
-    private static final AtomicInteger IDS = new AtomicInteger();
     /** Offsets of whole words in the region are below this. */
     private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
     private static final int STRIPES = Integer.highestOneBit(
@@ -178,8 +179,8 @@ public final class LimboAllocator implements OffHeapAllocator {
     final boolean debug;
     final FlushPolicy policy;
     final int[] cap = new int[SizeClasses.COUNT + 1];
-    final Descriptors descriptors = new Descriptors();
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
+    final Descriptors descriptors = new Descriptors(pages);
     private final long regionSize = Region.global().size();
     /**
      * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
@@ -204,14 +205,19 @@ public final class LimboAllocator implements OffHeapAllocator {
     private final AtomicLong uncachedNet = new AtomicLong();
     /** Calls of platform threads that found no free participant id; see {@link AllocatorStats#participantFallbacks()}. */
     private final StripedCounter participantFallbacks = new StripedCounter();
+    /** The id, the memory and the release hook that {@link #close()} (or the cleaner) gives back. */
+    private final Lifecycle lifecycle;
+    private final Cleaner.Cleanable cleanable;
+    /** Whether this is {@link #shared()}, which refuses to close. */
+    private final boolean shared;
+    /** Set by {@link #close()}; every call checks it before it uses a cache it has not found already. */
+    private volatile boolean closed;
 
-    private LimboAllocator(final Builder b) {
-        final int n = IDS.incrementAndGet();
-        if (n > 0xFFFF) {
-            throw new IllegalStateException("more than 65535 allocators created in this JVM");
-        }
-        this.id = n;
-        this.smallTag = PageMap.smallTag(n);
+    private LimboAllocator(final Builder b, final boolean shared) {
+        this.lifecycle = new Lifecycle(descriptors, largeBytes, pages);
+        this.id = lifecycle.id;
+        this.shared = shared;
+        this.smallTag = PageMap.smallTag(id);
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.policy = b.policy;
@@ -221,7 +227,21 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ThreadCache(this);
         }
-        Participants.onRelease(this::adopt);
+        // The hook and the cleaner action reference the allocator weakly or not at all, so that an
+        // allocator nobody references can be collected (and then closed by the cleaner).
+        lifecycle.hook(Participants.onRelease(new AdoptHook(new WeakReference<>(this))));
+        this.cleanable = Lifecycle.CLEANER.register(this, lifecycle);
+    }
+
+    /** The release hook: adopts a departed thread's cache while the allocator is reachable. */
+    private record AdoptHook(WeakReference<LimboAllocator> allocator) implements IntConsumer {
+        @Override
+        public void accept(final int participant) {
+            final LimboAllocator a = allocator.get();
+            if (a != null) {
+                a.adopt(participant);
+            }
+        }
     }
 
     /** An allocator with the default settings. */
@@ -230,9 +250,9 @@ public final class LimboAllocator implements OffHeapAllocator {
     }
 
     /**
-     * The process-wide allocator with the default settings, created on first use and never closed:
-     * what components use when they are given no allocator, so that building and closing them in a
-     * loop creates no allocator each time.
+     * The process-wide allocator with the default settings, created on first use and never closed
+     * (its {@link #close()} throws): what components use when they are given no allocator, so that
+     * building and closing them in a loop creates no allocator each time.
      */
     public static LimboAllocator shared() {
         return Shared.INSTANCE;
@@ -240,7 +260,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Holds {@link #shared()}, created on first use. */
     private static final class Shared {
-        static final LimboAllocator INSTANCE = create();
+        static final LimboAllocator INSTANCE = new LimboAllocator(new Builder(), true);
     }
 
     public static Builder builder() {
@@ -284,8 +304,14 @@ public final class LimboAllocator implements OffHeapAllocator {
             return this;
         }
 
+        /**
+         * A new allocator with these settings. Close it when done with it; one that becomes
+         * unreachable unclosed is closed by a cleaner after garbage collection.
+         *
+         * @throws IllegalStateException if 65,535 allocators are open in this JVM
+         */
         public LimboAllocator build() {
-            return new LimboAllocator(this);
+            return new LimboAllocator(this, false);
         }
     }
 
@@ -320,6 +346,7 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (cache != null) {
             return cache.allocateHere(bytes);
         }
+        checkOpen();
         if (!Thread.currentThread().isVirtual()) {
             final ThreadCache local = localCache();
             if (local != null) {
@@ -359,6 +386,7 @@ public final class LimboAllocator implements OffHeapAllocator {
             cache.freeHere(ptr);
             return;
         }
+        checkOpen();
         if (!Thread.currentThread().isVirtual()) {
             final ThreadCache local = localCache();
             if (local != null) {
@@ -387,6 +415,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * @throws IllegalStateException    as {@link #free(long)}
      */
     public void free(final MemorySegment segment) {
+        checkOpen();
         final long offset = Objects.requireNonNull(segment, "segment").address() - Words.SEGMENT.address();
         if (!segment.isNative() || Long.compareUnsigned(offset, Words.SEGMENT.byteSize()) >= 0) {
             throw new IllegalArgumentException(segment + " is not a segment of the off-heap region: only segments "
@@ -407,6 +436,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * @throws IllegalStateException    as {@link #free}, or if a pointer appears twice in the batch
      */
     public void freeBatch(final long[] ptrs, final int n) {
+        checkOpen();
         if (n < 0 || n > ptrs.length) {
             throw new IllegalArgumentException("batch length " + n + " out of range [0, " + ptrs.length + "]");
         }
@@ -470,6 +500,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** The usable size of an allocated pointer: its class size, or its page-rounded size if large. */
     public long usableSize(final long ptr) {
+        checkOpen();
         final long owner = ownerOf(ptr);
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) == PageMap.SMALL) {
@@ -487,6 +518,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * {@code ptr == 0} allocates.
      */
     public long reallocate(final long ptr, final long bytes) {
+        checkOpen();
         if (ptr == 0) {
             return allocate(bytes);
         }
@@ -512,6 +544,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * allocated.
      */
     public SegmentAllocator asSegmentAllocator() {
+        checkOpen();
         final long maxAlignment = Math.min(PageMap.PAGE, Long.lowestOneBit(Words.SEGMENT.address()));
         return (byteSize, byteAlignment) -> {
             if (byteSize < 0) {
@@ -539,6 +572,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      *                               striped caches instead)
      */
     public ThreadCache context() {
+        checkOpen();
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
         }
@@ -558,6 +592,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * decommitted.
      */
     public long trim() {
+        checkOpen();
         final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
         if (local != null) {
             local.drain();
@@ -574,6 +609,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
+        checkOpen();
         final long[] totals = {uncachedNet.get() + largeBytes.get(), 0}; // in use, cached
         for (int i = 0; i < caches.length(); i++) {
             addCache(caches.get(i), totals);
@@ -618,6 +654,83 @@ public final class LimboAllocator implements OffHeapAllocator {
     @Override
     public String toString() {
         return describe();
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /**
+     * Frees everything this allocator holds: every block it handed out that is still allocated,
+     * small or large, every block in its caches, its superblocks and its descriptor table go back
+     * to the shared page allocator (which keeps or decommits them as {@link #trim()} describes), its
+     * id becomes free for a new allocator, and its participant release hook is unregistered. Then
+     * every call but {@link #describe()}, {@link #toString()}, {@link #name()}, {@link #memory()},
+     * {@link #isClosed()} and {@code close()} itself throws {@link IllegalStateException}, and so do
+     * the {@linkplain #context() contexts} and {@linkplain #asSegmentAllocator() segment allocators}
+     * it gave out. Idempotent.
+     *
+     * <p>The caller must make sure that no other thread uses the allocator while it closes, and
+     * that later calls happen after it (a join, a lock, a volatile flag): a call that races with
+     * {@code close()} may still find its thread's cache and hand out or free blocks of pages that
+     * are no longer this allocator's, which costs user data, as any use after free does. Pointers
+     * from this allocator must not be used after it closed: their pages may belong to another
+     * allocator by then.
+     *
+     * <p>An allocator that becomes unreachable without {@code close()} is closed the same way by a
+     * {@link Cleaner} after a garbage collection, as an {@link Arena#ofAuto() automatic arena} is:
+     * keep a reference to it for as long as its blocks are in use.
+     *
+     * @throws IllegalStateException for {@link #shared()}, which other components use and which
+     *                               lives as long as the JVM
+     */
+    @Override
+    public void close() {
+        if (shared) {
+            throw new IllegalStateException("LimboAllocator.shared() cannot be closed: it is the allocator of every "
+                    + "component built without one, and lives as long as the JVM; close an allocator of your own "
+                    + "from LimboAllocator.create() instead");
+        }
+        synchronized (lifecycle) { // no release hook adopts a cache meanwhile
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (int i = 0; i < caches.length(); i++) {
+                abandonClosed(caches.getAndSet(i, null));
+            }
+            for (int i = 0; i < spares.length(); i++) {
+                abandonClosed(spares.getAndSet(i, null));
+            }
+            for (final ThreadCache stripe : stripes) {
+                abandonClosed(stripe);
+            }
+            Arrays.fill(byThreadId, null);
+        }
+        cleanable.clean(); // runs the lifecycle once: the cleaner will not
+    }
+
+    /** Whether {@link #close()} ran. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Marks a cache of a closing allocator unusable; its blocks go back with their superblocks. */
+    private static void abandonClosed(final ThreadCache cache) {
+        if (cache != null) {
+            cache.retired = true;
+            cache.ownerId = -1; // see knownCache
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw closedError();
+        }
+    }
+
+    /** The error of every call after {@link #close()}. */
+    IllegalStateException closedError() {
+        return new IllegalStateException(describe() + " is closed: close() gave all its memory back, and the "
+                + "allocator takes no calls any more");
     }
 
     // ---------------------------------------------------------------- caches
@@ -717,22 +830,27 @@ public final class LimboAllocator implements OffHeapAllocator {
      * cache retired and makes a new one) the cache is flushed and retired.
      */
     private void adopt(final int participant) {
-        final ThreadCache cache = caches.getAndSet(participant, null);
-        if (cache == null) {
-            return;
-        }
-        if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
-            // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
-            // them: its blocks' remote frees still go home (no passive false sharing after a
-            // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
-            // spares, which gives the superblocks up.
-            for (int i = 0; i < spares.length(); i++) {
-                if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
-                    return;
+        synchronized (lifecycle) { // not while close() gives the superblocks back
+            if (closed) {
+                return;
+            }
+            final ThreadCache cache = caches.getAndSet(participant, null);
+            if (cache == null) {
+                return;
+            }
+            if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
+                // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
+                // them: its blocks' remote frees still go home (no passive false sharing after a
+                // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
+                // spares, which gives the superblocks up.
+                for (int i = 0; i < spares.length(); i++) {
+                    if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
+                        return;
+                    }
                 }
             }
+            retire(cache);
         }
-        retire(cache);
     }
 
     /** Empties a cache that nobody will use again, keeping its count in the stats. */
