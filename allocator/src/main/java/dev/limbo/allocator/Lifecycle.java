@@ -85,9 +85,9 @@ final class Lifecycle implements Runnable {
         }
         released = true;
         try {
-            hook.close();
+            hook.close(); // removes the hook from a list: it declares Exception, and throws none
         } catch (final Exception e) {
-            throw new IllegalStateException("unregistering an allocator's release hook failed", e); // never: it removes from a list
+            throw new IllegalStateException("unregistering an allocator's release hook failed", e);
         }
         releaseSuperblocks();
         if (largeBytes.get() != 0) {

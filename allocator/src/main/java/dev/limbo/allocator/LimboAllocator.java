@@ -203,7 +203,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
-    /** Calls of platform threads that found no free participant id; see {@link AllocatorStats#participantFallbacks()}. */
+    /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
     private final StripedCounter participantFallbacks = new StripedCounter();
     /** The id, the memory and the release hook that {@link #close()} (or the cleaner) gives back. */
     private final Lifecycle lifecycle;

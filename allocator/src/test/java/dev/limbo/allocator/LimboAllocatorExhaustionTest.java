@@ -58,6 +58,16 @@ class LimboAllocatorExhaustionTest {
     }
 
     @Test
+    void aCommitLimitSmallerThanTheWholePageMapWorksBecauseThePageMapIsChargedLazily() throws Exception {
+        // The page map of the default 64 GiB region is 32 MiB; charged up front it left nothing of an
+        // 8 MiB limit, and the allocator could not even start.
+        final String output = runForked(List.of("-D" + Region.COMMIT_LIMIT_PROPERTY + "=8m"));
+        final long allocations = Long.parseLong(line(output, "allocations: ").substring("allocations: ".length()));
+        assertTrue(allocations >= 4, () -> "only " + allocations + " MiB fit under an 8 MiB limit:\n" + output);
+        assertTrue(line(output, "OOM: ").contains("8.0 MiB limit"), output);
+    }
+
+    @Test
     void repeatedlyHittingTheCommitLimitDoesNotUseUpTheRegionsAddressSpace() throws Exception {
         // Each failed commit must put its page run back: 200 failed 1 MiB attempts would otherwise
         // lose 200 MiB of a 128 MiB region, and the error would turn into "region exhausted".

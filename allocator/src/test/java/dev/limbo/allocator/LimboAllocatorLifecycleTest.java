@@ -91,7 +91,8 @@ class LimboAllocatorLifecycleTest {
         }
         // Before close() existed, each allocator kept its 64 KiB descriptor chunk: 125 MiB here.
         final long claimedGrowth = region.claimedBytes() - claimedBefore;
-        assertTrue(claimedGrowth <= 8L << 20, "region claims grew by " + claimedGrowth + " bytes over " + cycles + " cycles");
+        assertTrue(claimedGrowth <= 8L << 20,
+                "region claims grew by " + claimedGrowth + " bytes over " + cycles + " cycles");
         final long committedGrowth = BestFitPageAllocator.global().committedBytes() - committedBefore;
         assertTrue(committedGrowth <= 8L << 20, "committed pages grew by " + committedGrowth + " bytes");
     }
@@ -192,14 +193,16 @@ class LimboAllocatorLifecycleTest {
             final WeakReference<LimboAllocator> ref = useAndDrop(ptrs, release);
             final long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (ref.get() != null) {
-                assertTrue(System.nanoTime() < deadline, "the allocator was not collected in 60 s: something references it");
+                assertTrue(System.nanoTime() < deadline,
+                        "the allocator was not collected in 60 s: something references it");
                 System.gc();
             }
             assertNull(ref.get());
             // The cleaner then closes it: every page it owned is given back.
             for (final long p : ptrs) {
                 while (PageMap.owner(pageOf(p)) != 0) {
-                    assertTrue(System.nanoTime() < deadline, "the cleaner did not close the collected allocator in 60 s");
+                    assertTrue(System.nanoTime() < deadline,
+                            "the cleaner did not close the collected allocator in 60 s");
                     System.gc();
                     TimeUnit.MILLISECONDS.sleep(1); // waiting for the cleaner thread, not timing anything
                 }
