@@ -117,8 +117,10 @@ import java.util.function.IntConsumer;
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
  *
- * Progress: lock-free throughout (each CAS loop retries only when another thread's CAS
- * succeeded); decommit calls madvise.
+ * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
+ * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
+ * monitor, so that a dead thread's cache is never flushed into superblocks that close() is giving
+ * back; neither runs on an allocation path.
  *
  * Memory ordering (numbers local to this file; PageMap has its own):
  *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
