@@ -18,9 +18,14 @@ package dev.limbo.allocator;
  * @param brokenLists         free lists (or parts of them) that a double free in unchecked mode had
  *                            broken, found when the allocator was about to follow them, and dropped
  *                            instead: their blocks are leaked. 0 unless the program freed a block twice
+ * @param participantFallbacks calls to allocate or free by platform threads that held no
+ *                            {@linkplain dev.limbo.core.Participants participant id} because every id
+ *                            was held by a live thread, and that shared the striped caches instead
+ *                            (as virtual threads do); 0 unless more platform threads than
+ *                            {@code limbo.participants} use Limbo at once
  */
 public record AllocatorStats(long bytesInUse, long largeBytes, long cachedBytes, long superblocksFull,
                              long superblocksPartial, long superblocksEmpty, long descriptors,
                              long pageBytesCommitted, long pageBytesRetained, long regionBytesCommitted,
-                             long brokenLists) {
+                             long brokenLists, long participantFallbacks) {
 }

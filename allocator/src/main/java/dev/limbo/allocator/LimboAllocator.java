@@ -10,17 +10,20 @@ import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
+import dev.limbo.core.StripedCounter;
 import dev.limbo.core.Words;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
+import java.lang.ref.Cleaner;
+import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntConsumer;
 
 /**
  * Limbo's lock-free allocator: LRMalloc (Leite, 2018) over the global region, with a best-fit
@@ -44,8 +47,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
  * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
- * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread
- * that finds every striped cache busy) interior pointers are still rejected.
+ * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread,
+ * or a platform thread without a participant id, that finds every striped cache busy) interior
+ * pointers are still rejected.
+ *
+ * <p>Platform threads get a cache each, found through their {@linkplain Participants participant
+ * id}; virtual threads share striped caches, claimed for one call. A platform thread that finds
+ * every id held by a live thread (more than {@code limbo.participants} at once) shares the stripes
+ * too, and each such call is counted in {@link AllocatorStats#participantFallbacks()}.
  *
  * <p>Other double frees and interior pointers into small blocks go unnoticed in unchecked mode.
  * They damage <em>user data</em>: the block may be handed out twice, an interior pointer is handed
@@ -108,8 +117,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
  *
- * Progress: lock-free throughout (each CAS loop retries only when another thread's CAS
- * succeeded); decommit calls madvise.
+ * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
+ * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
+ * monitor, so that a dead thread's cache is never flushed into superblocks that close() is giving
+ * back; neither runs on an allocation path.
  *
  * Memory ordering (numbers local to this file; PageMap has its own):
  *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
@@ -150,7 +161,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * may pop, retire and reuse the descriptor at once.
  * }</pre>
  */
-public final class LimboAllocator implements OffHeapAllocator {
+public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     /** Debug-mode quarantine length per cache. */
     public static final int QUARANTINE = 64;
@@ -158,7 +169,6 @@ public final class LimboAllocator implements OffHeapAllocator {
     private static final byte POISON = (byte) 0xDB;
     private static final MemorySegment POISON_TEMPLATE =
             Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
-    private static final AtomicInteger IDS = new AtomicInteger();
     /** Offsets of whole words in the region are below this. */
     private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
     private static final int STRIPES = Integer.highestOneBit(
@@ -171,14 +181,17 @@ public final class LimboAllocator implements OffHeapAllocator {
     final boolean debug;
     final FlushPolicy policy;
     final int[] cap = new int[SizeClasses.COUNT + 1];
-    final Descriptors descriptors = new Descriptors();
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
+    final Descriptors descriptors = new Descriptors(pages);
     private final long regionSize = Region.global().size();
-    /** Platform threads' caches: found through {@link #local}, adopted through their participant id. */
+    /**
+     * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
+     * adopted through the id when it is released. No {@link ThreadLocal}: its entries would keep
+     * the allocator reachable from every thread that used it.
+     */
     private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
     private static final int BY_THREAD_ID = 4096;
-    private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
-    /** A direct-mapped cache of {@link #local} by thread id; see {@link #knownCache()}. */
+    /** A direct-mapped cache of {@link #caches} by thread id; see {@link #knownCache()}. */
     private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
     private final ThreadCache[] stripes = new ThreadCache[STRIPES];
     /**
@@ -192,14 +205,21 @@ public final class LimboAllocator implements OffHeapAllocator {
     private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
+    /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
+    private final StripedCounter participantFallbacks = new StripedCounter();
+    /** The id, the memory and the release hook that {@link #close()} (or the cleaner) gives back. */
+    private final Lifecycle lifecycle;
+    private final Cleaner.Cleanable cleanable;
+    /** Whether this is {@link #shared()}, which refuses to close. */
+    private final boolean shared;
+    /** Set by {@link #close()}; every call checks it before it uses a cache it has not found already. */
+    private volatile boolean closed;
 
-    private LimboAllocator(final Builder b) {
-        final int n = IDS.incrementAndGet();
-        if (n > 0xFFFF) {
-            throw new IllegalStateException("more than 65535 allocators created in this JVM");
-        }
-        this.id = n;
-        this.smallTag = PageMap.smallTag(n);
+    private LimboAllocator(final Builder b, final boolean shared) {
+        this.lifecycle = new Lifecycle(descriptors, largeBytes, pages);
+        this.id = lifecycle.id;
+        this.shared = shared;
+        this.smallTag = PageMap.smallTag(id);
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.policy = b.policy;
@@ -209,7 +229,21 @@ public final class LimboAllocator implements OffHeapAllocator {
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ThreadCache(this);
         }
-        Participants.onRelease(this::adopt);
+        // The hook and the cleaner action reference the allocator weakly or not at all, so that an
+        // allocator nobody references can be collected (and then closed by the cleaner).
+        lifecycle.hook(Participants.onRelease(new AdoptHook(new WeakReference<>(this))));
+        this.cleanable = Lifecycle.CLEANER.register(this, lifecycle);
+    }
+
+    /** The release hook: adopts a departed thread's cache while the allocator is reachable. */
+    private record AdoptHook(WeakReference<LimboAllocator> allocator) implements IntConsumer {
+        @Override
+        public void accept(final int participant) {
+            final LimboAllocator a = allocator.get();
+            if (a != null) {
+                a.adopt(participant);
+            }
+        }
     }
 
     /** An allocator with the default settings. */
@@ -218,9 +252,9 @@ public final class LimboAllocator implements OffHeapAllocator {
     }
 
     /**
-     * The process-wide allocator with the default settings, created on first use and never closed:
-     * what components use when they are given no allocator, so that building and closing them in a
-     * loop creates no allocator each time.
+     * The process-wide allocator with the default settings, created on first use and never closed
+     * (its {@link #close()} throws): what components use when they are given no allocator, so that
+     * building and closing them in a loop creates no allocator each time.
      */
     public static LimboAllocator shared() {
         return Shared.INSTANCE;
@@ -228,7 +262,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** Holds {@link #shared()}, created on first use. */
     private static final class Shared {
-        static final LimboAllocator INSTANCE = create();
+        static final LimboAllocator INSTANCE = new LimboAllocator(new Builder(), true);
     }
 
     public static Builder builder() {
@@ -272,8 +306,14 @@ public final class LimboAllocator implements OffHeapAllocator {
             return this;
         }
 
+        /**
+         * A new allocator with these settings. Close it when done with it; one that becomes
+         * unreachable unclosed is closed by a cleaner after garbage collection.
+         *
+         * @throws IllegalStateException if 65,535 allocators are open in this JVM
+         */
         public LimboAllocator build() {
-            return new LimboAllocator(this);
+            return new LimboAllocator(this, false);
         }
     }
 
@@ -308,8 +348,13 @@ public final class LimboAllocator implements OffHeapAllocator {
         if (cache != null) {
             return cache.allocateHere(bytes);
         }
+        checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            return localCache().allocateHere(bytes);
+            final ThreadCache local = localCache();
+            if (local != null) {
+                return local.allocateHere(bytes);
+            }
+            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
@@ -343,9 +388,14 @@ public final class LimboAllocator implements OffHeapAllocator {
             cache.freeHere(ptr);
             return;
         }
+        checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            localCache().freeHere(ptr);
-            return;
+            final ThreadCache local = localCache();
+            if (local != null) {
+                local.freeHere(ptr);
+                return;
+            }
+            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
         final ThreadCache stripe = claimStripe();
         if (stripe == null) {
@@ -367,6 +417,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * @throws IllegalStateException    as {@link #free(long)}
      */
     public void free(final MemorySegment segment) {
+        checkOpen();
         final long offset = Objects.requireNonNull(segment, "segment").address() - Words.SEGMENT.address();
         if (!segment.isNative() || Long.compareUnsigned(offset, Words.SEGMENT.byteSize()) >= 0) {
             throw new IllegalArgumentException(segment + " is not a segment of the off-heap region: only segments "
@@ -387,6 +438,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * @throws IllegalStateException    as {@link #free}, or if a pointer appears twice in the batch
      */
     public void freeBatch(final long[] ptrs, final int n) {
+        checkOpen();
         if (n < 0 || n > ptrs.length) {
             throw new IllegalArgumentException("batch length " + n + " out of range [0, " + ptrs.length + "]");
         }
@@ -450,6 +502,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** The usable size of an allocated pointer: its class size, or its page-rounded size if large. */
     public long usableSize(final long ptr) {
+        checkOpen();
         final long owner = ownerOf(ptr);
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) == PageMap.SMALL) {
@@ -467,6 +520,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * {@code ptr == 0} allocates.
      */
     public long reallocate(final long ptr, final long bytes) {
+        checkOpen();
         if (ptr == 0) {
             return allocate(bytes);
         }
@@ -492,6 +546,7 @@ public final class LimboAllocator implements OffHeapAllocator {
      * allocated.
      */
     public SegmentAllocator asSegmentAllocator() {
+        checkOpen();
         final long maxAlignment = Math.min(PageMap.PAGE, Long.lowestOneBit(Words.SEGMENT.address()));
         return (byteSize, byteAlignment) -> {
             if (byteSize < 0) {
@@ -513,13 +568,24 @@ public final class LimboAllocator implements OffHeapAllocator {
      * thread, and after this thread {@linkplain Participants#close() closed} its participant id
      * (which retires the cache; call {@code context()} again).
      *
-     * @throws IllegalStateException on a virtual thread
+     * @throws IllegalStateException on a virtual thread, or on a platform thread that holds no
+     *                               participant id because all {@link Participants#CAPACITY} are held
+     *                               by live threads (its {@code allocate} and {@code free} share the
+     *                               striped caches instead)
      */
     public ThreadCache context() {
+        checkOpen();
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
         }
-        return localCache();
+        final ThreadCache cache = localCache();
+        if (cache == null) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "no thread cache for this thread: all %d participant ids are held by live threads; raise -D%s, "
+                            + "or call allocate/free directly (they share the striped caches then)",
+                    Participants.CAPACITY, Participants.CAPACITY_PROPERTY));
+        }
+        return cache;
     }
 
     /**
@@ -528,8 +594,10 @@ public final class LimboAllocator implements OffHeapAllocator {
      * decommitted.
      */
     public long trim() {
-        if (!Thread.currentThread().isVirtual()) {
-            localCache().drain();
+        checkOpen();
+        final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
+        if (local != null) {
+            local.drain();
         }
         Participants.reapTerminated();
         for (int i = 0; i < spares.length(); i++) {
@@ -543,6 +611,7 @@ public final class LimboAllocator implements OffHeapAllocator {
 
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
+        checkOpen();
         final long[] totals = {uncachedNet.get() + largeBytes.get(), 0}; // in use, cached
         for (int i = 0; i < caches.length(); i++) {
             addCache(caches.get(i), totals);
@@ -571,7 +640,8 @@ public final class LimboAllocator implements OffHeapAllocator {
             }
         }
         return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get());
+                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get(),
+                participantFallbacks.sum());
     }
 
     /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
@@ -586,6 +656,83 @@ public final class LimboAllocator implements OffHeapAllocator {
     @Override
     public String toString() {
         return describe();
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /**
+     * Frees everything this allocator holds: every block it handed out that is still allocated,
+     * small or large, every block in its caches, its superblocks and its descriptor table go back
+     * to the shared page allocator (which keeps or decommits them as {@link #trim()} describes), its
+     * id becomes free for a new allocator, and its participant release hook is unregistered. Then
+     * every call but {@link #describe()}, {@link #toString()}, {@link #name()}, {@link #memory()},
+     * {@link #isClosed()} and {@code close()} itself throws {@link IllegalStateException}, and so do
+     * the {@linkplain #context() contexts} and {@linkplain #asSegmentAllocator() segment allocators}
+     * it gave out. Idempotent.
+     *
+     * <p>The caller must make sure that no other thread uses the allocator while it closes, and
+     * that later calls happen after it (a join, a lock, a volatile flag): a call that races with
+     * {@code close()} may still find its thread's cache and hand out or free blocks of pages that
+     * are no longer this allocator's, which costs user data, as any use after free does. Pointers
+     * from this allocator must not be used after it closed: their pages may belong to another
+     * allocator by then.
+     *
+     * <p>An allocator that becomes unreachable without {@code close()} is closed the same way by a
+     * {@link Cleaner} after a garbage collection, as an {@link Arena#ofAuto() automatic arena} is:
+     * keep a reference to it for as long as its blocks are in use.
+     *
+     * @throws IllegalStateException for {@link #shared()}, which other components use and which
+     *                               lives as long as the JVM
+     */
+    @Override
+    public void close() {
+        if (shared) {
+            throw new IllegalStateException("LimboAllocator.shared() cannot be closed: it is the allocator of every "
+                    + "component built without one, and lives as long as the JVM; close an allocator of your own "
+                    + "from LimboAllocator.create() instead");
+        }
+        synchronized (lifecycle) { // no release hook adopts a cache meanwhile
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (int i = 0; i < caches.length(); i++) {
+                abandonClosed(caches.getAndSet(i, null));
+            }
+            for (int i = 0; i < spares.length(); i++) {
+                abandonClosed(spares.getAndSet(i, null));
+            }
+            for (final ThreadCache stripe : stripes) {
+                abandonClosed(stripe);
+            }
+            Arrays.fill(byThreadId, null);
+        }
+        cleanable.clean(); // runs the lifecycle once: the cleaner will not
+    }
+
+    /** Whether {@link #close()} ran. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Marks a cache of a closing allocator unusable; its blocks go back with their superblocks. */
+    private static void abandonClosed(final ThreadCache cache) {
+        if (cache != null) {
+            cache.retired = true;
+            cache.ownerId = -1; // see knownCache
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw closedError();
+        }
+    }
+
+    /** The error of every call after {@link #close()}. */
+    IllegalStateException closedError() {
+        return new IllegalStateException(describe() + " is closed: close() gave all its memory back, and the "
+                + "allocator takes no calls any more");
     }
 
     // ---------------------------------------------------------------- caches
@@ -605,25 +752,42 @@ public final class LimboAllocator implements OffHeapAllocator {
         return cache != null && cache.ownerId == threadId ? cache : null;
     }
 
-    /** The calling platform thread's cache; the {@link ThreadLocal} decides when the fast lookup misses. */
+    /**
+     * The calling platform thread's cache, or null if the thread holds no participant id and can get
+     * none (every id is held by a live thread). The participant id decides when the fast lookup
+     * misses.
+     */
     private ThreadCache localCache() {
         final ThreadCache known = knownCache();
         if (known != null) {
             return known;
         }
-        ThreadCache cache = local.get();
-        if (cache == null || cache.retired) {
-            cache = newCache();
+        final int participant = Participants.tryCurrent();
+        if (participant < 0) {
+            return null;
+        }
+        ThreadCache cache = ownCache(participant);
+        if (cache == null) {
+            cache = newCache(participant);
         }
         byThreadId[(int) Thread.currentThread().threadId() & (BY_THREAD_ID - 1)] = cache;
         return cache;
     }
 
-    private ThreadCache newCache() {
-        final int participant = Participants.current();
+    /**
+     * The cache of the calling thread, which holds {@code participant}, or null if it has none yet.
+     * Only the holder of an id installs a cache under it, and the release hook ({@link #adopt})
+     * removes it before the id can pass to another thread; the owner check guards the rest.
+     */
+    private ThreadCache ownCache(final int participant) {
+        final ThreadCache cache = caches.get(participant);
+        return cache != null && cache.ownerId == Thread.currentThread().threadId() ? cache : null;
+    }
+
+    private ThreadCache newCache(final int participant) {
         Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
-        final ThreadCache installed = local.get();
-        if (installed != null && !installed.retired) {
+        final ThreadCache installed = ownCache(participant);
+        if (installed != null) {
             return installed; // a release hook run above allocated through this allocator
         }
         ThreadCache cache = takeSpare();
@@ -631,7 +795,6 @@ public final class LimboAllocator implements OffHeapAllocator {
             cache = new ThreadCache(this);
         }
         caches.set(participant, cache);
-        local.set(cache);
         return cache;
     }
 
@@ -669,22 +832,27 @@ public final class LimboAllocator implements OffHeapAllocator {
      * cache retired and makes a new one) the cache is flushed and retired.
      */
     private void adopt(final int participant) {
-        final ThreadCache cache = caches.getAndSet(participant, null);
-        if (cache == null) {
-            return;
-        }
-        if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
-            // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
-            // them: its blocks' remote frees still go home (no passive false sharing after a
-            // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
-            // spares, which gives the superblocks up.
-            for (int i = 0; i < spares.length(); i++) {
-                if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
-                    return;
+        synchronized (lifecycle) { // not while close() gives the superblocks back
+            if (closed) {
+                return;
+            }
+            final ThreadCache cache = caches.getAndSet(participant, null);
+            if (cache == null) {
+                return;
+            }
+            if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
+                // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
+                // them: its blocks' remote frees still go home (no passive false sharing after a
+                // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
+                // spares, which gives the superblocks up.
+                for (int i = 0; i < spares.length(); i++) {
+                    if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
+                        return;
+                    }
                 }
             }
+            retire(cache);
         }
-        retire(cache);
     }
 
     /** Empties a cache that nobody will use again, keeping its count in the stats. */

@@ -215,6 +215,9 @@ public final class ThreadCache {
     }
 
     private IllegalStateException notOwner() {
+        if (allocator.isClosed()) {
+            return allocator.closedError();
+        }
         return new IllegalStateException(ownerId < 0
                 ? "this thread cache was retired when its thread closed its participant id; call context() again"
                 : String.format(Locale.ROOT, "this thread cache belongs to thread #%d, not to the calling thread #%d: "

@@ -4,36 +4,24 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.core.Region;
+import dev.limbo.core.testing.ForkedJvm;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
 /** Exhausting the region ends in an OffHeapOutOfMemoryError that names the limit and the property to raise. */
 class LimboAllocatorExhaustionTest {
 
-    private static String runForked(final List<String> properties, final String... args) throws IOException, InterruptedException {
-        final List<String> cmd = new ArrayList<>();
-        cmd.add(System.getProperty("java.home") + "/bin/java");
-        cmd.add("-Xmx256m");
-        cmd.addAll(properties);
-        cmd.add("--enable-native-access=ALL-UNNAMED");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(ExhaustRegionMain.class.getName());
-        cmd.addAll(List.of(args));
-        final Process process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        final String output;
-        try (var in = process.getInputStream()) {
-            output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "forked JVM did not finish");
-        assertEquals(0, process.exitValue(), () -> "forked JVM failed:\n" + output);
-        return output;
+    private static String runForked(final List<String> properties, final String... args)
+            throws IOException, InterruptedException {
+        final List<String> options = new ArrayList<>(properties);
+        options.add("-Xmx256m");
+        final ForkedJvm.Result r = ForkedJvm.run(null, options, ExhaustRegionMain.class, 60, args);
+        assertEquals(0, r.exitCode(), () -> "forked JVM failed:\n" + r.output());
+        return r.output();
     }
 
     private static String line(final String output, final String prefix) {
@@ -55,6 +43,16 @@ class LimboAllocatorExhaustionTest {
         final String line = line(output, "OOM: ");
         assertTrue(line.contains(Region.COMMIT_LIMIT_PROPERTY), output);
         assertTrue(line.contains("48.0 MiB limit"), () -> "the commit limit is not in the message:\n" + output);
+    }
+
+    @Test
+    void aCommitLimitSmallerThanTheWholePageMapWorksBecauseThePageMapIsChargedLazily() throws Exception {
+        // The page map of the default 64 GiB region is 32 MiB; charged up front it left nothing of an
+        // 8 MiB limit, and the allocator could not even start.
+        final String output = runForked(List.of("-D" + Region.COMMIT_LIMIT_PROPERTY + "=8m"));
+        final long allocations = Long.parseLong(line(output, "allocations: ").substring("allocations: ".length()));
+        assertTrue(allocations >= 4, () -> "only " + allocations + " MiB fit under an 8 MiB limit:\n" + output);
+        assertTrue(line(output, "OOM: ").contains("8.0 MiB limit"), output);
     }
 
     @Test

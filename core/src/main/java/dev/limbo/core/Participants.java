@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
@@ -31,7 +32,10 @@ import java.util.function.IntConsumer;
  * thread holds the id.
  *
  * <p>Claiming and releasing are lock-free CASes on a table of owners; {@link #current()} is one
- * {@link ThreadLocal} read. Hot paths that already know their id may pass it explicitly.
+ * {@link ThreadLocal} read. Hot paths that already know their id may pass it explicitly. Callers
+ * that can do without an id (the allocator falls back to striped caches) use
+ * {@link #tryCurrent()}, which answers -1 instead of throwing when every id is held by a live
+ * thread.
  *
  * <pre>{@code
  * Implementation notes
@@ -52,6 +56,10 @@ import java.util.function.IntConsumer;
  *    only ids whose holder terminated (reapers, claimers) or whose token became unreachable (the
  *    cleaner: the thread died, or close already released the id and the clean is a no-op).
  *  - highWater > every id whose claim has raised it (5); it never decreases.
+ *  - releases counts the releases whose store (4) is done (8); it never decreases. A thread whose
+ *    claim failed in tryCurrent() keeps the count it read before the claim, and claims again
+ *    only once the count moved: no id became free in between otherwise, except ids of holders
+ *    that terminated since, which the next release or reap makes claimable.
  * Non-invariants: a terminated holder keeps its id until a reap, a claimer's scan or the cleaner
  * releases it; a claimer that finds an id RELEASING skips it. heldCount() is a moving count.
  *
@@ -83,6 +91,9 @@ import java.util.function.IntConsumer;
  *      reads a smaller highWater misses only ids whose holders it could as well have seen idle.
  *  (7) Release.id, volatile: written by the claimer once its claim succeeded, read by the cleaner
  *      action, which may run on the Cleaner's thread (-1: the claim failed, release nothing).
+ *  (8) increment of RELEASES after (4), and (9) its volatile load in tryCurrent(), before the claim
+ *      it guards: a thread that read the count before a release's (8) claims again, and its scan
+ *      then follows (4).
  *  Hooks read a dead holder's per-thread state with plain loads. A reaper or claimer saw the
  *  holder terminated through Thread.isAlive(), which the thread's final action synchronizes-with
  *  (JLS 17.4.4); when the Thread object was already collected, and on the cleaner's path, the edge
@@ -110,6 +121,10 @@ public final class Participants {
     private static final Cleaner CLEANER = Cleaner.create();
     private static final CopyOnWriteArrayList<IntConsumer> HOOKS = new CopyOnWriteArrayList<>();
     private static final CopyOnWriteArrayList<IntConsumer> CLOSE_CHECKS = new CopyOnWriteArrayList<>();
+    /** Releases completed so far; see {@link #tryCurrent()}. */
+    private static final AtomicLong RELEASES = new AtomicLong();
+    /** Per thread whose last claim in {@link #tryCurrent()} failed: {@link #RELEASES} before that claim, else -1. */
+    private static final ThreadLocal<long[]> FAILED_AT = ThreadLocal.withInitial(() -> new long[] {-1});
 
     private Participants() {
     }
@@ -117,7 +132,29 @@ public final class Participants {
     /** The calling thread's id, claimed on first use. */
     public static int current() {
         final Token token = CURRENT.get();
-        return token != null ? token.id : claimForCurrentThread();
+        return token != null ? token.id : claimForCurrentThread(true);
+    }
+
+    /**
+     * The calling thread's id, claimed on first use, or -1 if every id is held by a live thread.
+     * After a failed claim the thread claims again only once some id has been released since, so
+     * a thread without an id pays a {@link ThreadLocal} read and one counter load per call. (An id
+     * whose holder terminated counts as released once a {@linkplain #reapTerminated() reap}, a
+     * claim's scan or the {@link Cleaner} releases it.)
+     */
+    public static int tryCurrent() {
+        final Token token = CURRENT.get();
+        if (token != null) {
+            return token.id;
+        }
+        final long[] failedAt = FAILED_AT.get();
+        final long releases = RELEASES.get(); // (9)
+        if (failedAt[0] == releases) {
+            return -1;
+        }
+        final int id = claimForCurrentThread(false);
+        failedAt[0] = id < 0 ? releases : -1;
+        return id;
     }
 
     /**
@@ -201,7 +238,8 @@ public final class Participants {
         return held;
     }
 
-    private static int claimForCurrentThread() {
+    /** Claims an id for the calling thread; if none is free, throws ({@code orThrow}) or returns -1. */
+    private static int claimForCurrentThread(final boolean orThrow) {
         final Thread thread = Thread.currentThread();
         final Owner owner = new Owner(thread);
         // Register the cleanup before claiming: Cleaner.register takes a lock, and a virtual thread
@@ -219,6 +257,9 @@ public final class Participants {
         }
         if (id < 0) {
             token.cleanable.clean(); // releases nothing: release.id is still -1
+            if (!orThrow) {
+                return -1;
+            }
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "all %d participant ids are held by live threads; raise -D%s or call "
                             + "Participants.close() in threads that have finished with Limbo",
@@ -261,6 +302,7 @@ public final class Participants {
         } finally {
             running[0]--;
             OWNERS.set(id, null); // (4)
+            RELEASES.incrementAndGet(); // (8)
         }
         return true;
     }

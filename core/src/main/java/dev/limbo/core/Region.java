@@ -6,7 +6,12 @@ import dev.limbo.core.internal.NativeCallException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.io.IOException;
 import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -23,14 +28,19 @@ import java.util.Locale;
  * <ol>
  *   <li><b>reserve</b>: on Linux, {@code mmap(PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE)}.
  *       Nothing is backed yet, and the reservation works under the kernel's default overcommit
- *       policy ({@code vm.overcommit_memory=0}). Under strict accounting (mode 2) the kernel refuses
- *       a large reservation; the error says to lower {@value #SIZE_PROPERTY}. The mapping stays
- *       readable and writable throughout, so no access can fault: an untouched or decommitted page
- *       reads as zeros.</li>
+ *       policy ({@code vm.overcommit_memory=0}). Under strict accounting (mode 2), or an
+ *       address-space limit ({@code RLIMIT_AS}, {@code ulimit -v}) below the size, the kernel
+ *       refuses it; the {@link OffHeapOutOfMemoryError} names the limit that refused and says to
+ *       lower {@value #SIZE_PROPERTY}. The mapping stays readable and writable throughout, so no
+ *       access can fault: an untouched or decommitted page reads as zeros. It is left out of core
+ *       dumps ({@code madvise(MADV_DONTDUMP)}) unless {@value #CORE_DUMP_PROPERTY}{@code =true}:
+ *       a dump of a 64 GiB region would be mostly zeros, and the data may be private.</li>
  *   <li><b>claim</b>: a lock-free bump pointer hands out never-returned address space (the
  *       allocator's superblocks and tables). Exhaustion raises {@link OffHeapOutOfMemoryError}.</li>
  *   <li><b>commit</b>: charges bytes against the commit limit ({@value #COMMIT_LIMIT_PROPERTY},
- *       default: physical memory); the kernel backs each page on first touch.</li>
+ *       default: physical memory, or the memory limit of the process's cgroup where that is lower,
+ *       so that a container gets {@link OffHeapOutOfMemoryError} rather than a visit from the OOM
+ *       killer); the kernel backs each page on first touch.</li>
  *   <li><b>decommit</b>: {@code madvise(MADV_DONTNEED)} returns the pages to the OS (they read as
  *       zeros afterwards) and releases their charge.</li>
  *   <li><b>release</b>: {@link #close()} invalidates the segment, then {@code munmap}s.</li>
@@ -92,6 +102,8 @@ public final class Region implements AutoCloseable {
     public static final String SIZE_PROPERTY = "limbo.region.size";
     /** System property: the most bytes the global region may have committed at once. */
     public static final String COMMIT_LIMIT_PROPERTY = "limbo.region.commitLimit";
+    /** System property: {@code true} keeps regions in core dumps ({@code false}, the default, leaves them out). */
+    public static final String CORE_DUMP_PROPERTY = "limbo.region.coreDump";
     /** Default reservation on Linux: 64 GiB of address space, none of it backed until touched. */
     public static final long DEFAULT_SIZE = 64L << 30;
     /** Default size where {@code mmap} is unavailable and the whole region is allocated up front. */
@@ -107,8 +119,9 @@ public final class Region implements AutoCloseable {
     private final long commitLimit;
     private final boolean mapped;
     private final boolean global;
+    private final boolean excludedFromCoreDumps;
 
-    private Region(final long size, final long commitLimit, final boolean global) {
+    private Region(final long size, final long commitLimit, final boolean global, final boolean coreDump) {
         final long pageSize = Native.pageSize();
         if (size < 2 * pageSize) {
             throw new IllegalArgumentException("region size must be at least two pages (" + 2 * pageSize
@@ -137,13 +150,13 @@ public final class Region implements AutoCloseable {
                 if (!global) {
                     arena.close();
                 }
-                throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
-                        "cannot reserve an off-heap region of %s: %s. Lower -D%s, or allow overcommit "
-                                + "(sysctl vm.overcommit_memory=0 or 1)",
-                        bytes(rounded), e.getMessage(), SIZE_PROPERTY));
+                throw new OffHeapOutOfMemoryError(reservationFailure(rounded, e.getMessage(),
+                        Native.addressSpaceLimit(), overcommitMode(Path.of("/proc/sys/vm/overcommit_memory"))));
             }
+            this.excludedFromCoreDumps = !coreDump && excludeFromCoreDumps(address, rounded);
             this.segment = MemorySegment.ofAddress(address).reinterpret(rounded, arena, null);
         } else {
+            this.excludedFromCoreDumps = false;
             this.segment = arena.allocate(rounded, pageSize);
             this.address = segment.address();
         }
@@ -169,7 +182,12 @@ public final class Region implements AutoCloseable {
      * @throws OffHeapOutOfMemoryError  if the OS refuses the reservation
      */
     public static Region reserve(final long size, final long commitLimit) {
-        return new Region(size, commitLimit, false);
+        return reserve(size, commitLimit, flag(CORE_DUMP_PROPERTY, System.getProperty(CORE_DUMP_PROPERTY), false));
+    }
+
+    /** {@link #reserve(long, long)}, kept in core dumps if {@code coreDump}. */
+    static Region reserve(final long size, final long commitLimit, final boolean coreDump) {
+        return new Region(size, commitLimit, false, coreDump);
     }
 
     /** The whole region as a segment; offsets into it are Limbo's pointers. */
@@ -190,6 +208,15 @@ public final class Region implements AutoCloseable {
     /** The most bytes that may be committed at once. */
     public long commitLimit() {
         return commitLimit;
+    }
+
+    /**
+     * Whether the region is left out of core dumps: true on Linux unless
+     * {@value #CORE_DUMP_PROPERTY}{@code =true}, or the kernel refused {@code MADV_DONTDUMP}
+     * (before 3.4).
+     */
+    public boolean excludedFromCoreDumps() {
+        return excludedFromCoreDumps;
     }
 
     /** The native address of offset 0 (for diagnostics). */
@@ -380,11 +407,155 @@ public final class Region implements AutoCloseable {
         }
     }
 
+    /** Leaves {@code [address, address + bytes)} out of core dumps; false if the kernel refused. */
+    private static boolean excludeFromCoreDumps(final long address, final long bytes) {
+        try {
+            Native.madvise(address, bytes, Native.MADV_DONTDUMP);
+            return true;
+        } catch (final NativeCallException e) {
+            return false; // a kernel before 3.4: the region stays in core dumps, and works as ever
+        }
+    }
+
+    /**
+     * The message of a refused reservation of {@code bytes}: the mmap error, which limit refused
+     * it ({@code addressSpaceLimit}, the RLIMIT_AS soft limit or {@link Long#MAX_VALUE} for none;
+     * {@code overcommitMode}, the content of {@code vm.overcommit_memory} or null if unknown), and
+     * what to do: lower {@value #SIZE_PROPERTY}, or raise the limit.
+     */
+    static String reservationFailure(final long bytes, final String error, final long addressSpaceLimit,
+                                     final String overcommitMode) {
+        final StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+                "cannot reserve %s of address space for the off-heap region: %s. ", bytes(bytes), error));
+        final boolean strict = "2".equals(overcommitMode);
+        if (addressSpaceLimit != Long.MAX_VALUE) {
+            b.append(String.format(Locale.ROOT, "The process's address-space limit (RLIMIT_AS, ulimit -v) is %s, "
+                    + "and the JVM itself uses part of it. ", bytes(addressSpaceLimit)));
+        }
+        if (strict) {
+            b.append("The kernel accounts every mapping strictly (vm.overcommit_memory=2), MAP_NORESERVE included, "
+                    + "against its CommitLimit (/proc/meminfo). ");
+        }
+        if (addressSpaceLimit == Long.MAX_VALUE && !strict) {
+            b.append("No address-space limit (RLIMIT_AS) and no strict overcommit (vm.overcommit_memory=")
+                    .append(overcommitMode == null ? "unknown" : overcommitMode)
+                    .append(") is in force, so the address space itself is used up. ");
+        }
+        b.append("Lower -D").append(SIZE_PROPERTY);
+        if (addressSpaceLimit != Long.MAX_VALUE) {
+            final long fits = Math.max(64L << 20, Long.highestOneBit(addressSpaceLimit / 4)) & -(1L << 20);
+            b.append(String.format(Locale.ROOT, " (for example -D%s=%s)", SIZE_PROPERTY, propertyValue(fits)));
+        }
+        b.append(addressSpaceLimit != Long.MAX_VALUE ? ", or raise the limit (ulimit -v unlimited)"
+                : strict ? ", or allow overcommit (sysctl vm.overcommit_memory=0)" : "");
+        return b.toString();
+    }
+
+    /** {@code n} bytes, a whole number of MiB, as a value of a byte-count property: {@code 2g}, {@code 512m}. */
+    private static String propertyValue(final long n) {
+        return n % (1L << 30) == 0 ? (n >> 30) + "g" : (n >> 20) + "m";
+    }
+
+    /** The content of {@code vm.overcommit_memory} at {@code file}, trimmed, or null if it cannot be read. */
+    static String overcommitMode(final Path file) {
+        try {
+            return Files.readString(file).trim();
+        } catch (final IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The memory limit of this process's cgroup, or {@link Long#MAX_VALUE} if it has none: the
+     * lowest {@code memory.max} (cgroup v2) or {@code memory.limit_in_bytes} (v1) from the
+     * process's cgroup up to the root of its hierarchy. The process's cgroups are the lines of
+     * {@code procSelfCgroup} ({@code /proc/self/cgroup}: {@code 0::/path} for v2,
+     * {@code N:memory,...:/path} for v1's memory controller), under {@code mountRoot}
+     * ({@code /sys/fs/cgroup}; v1's memory hierarchy at {@code memory/} below it). Walking up from
+     * the process's path finds a container's own limit too when its cgroup is mounted as the root
+     * of the hierarchy. Files that are missing or unreadable, values of {@code max} and v1's
+     * "unlimited" (2^63 rounded down to a page) are no limit; so is a value that is not a number.
+     */
+    static long cgroupMemoryLimit(final Path procSelfCgroup, final Path mountRoot) {
+        final List<String> lines;
+        try {
+            lines = Files.readAllLines(procSelfCgroup);
+        } catch (final IOException | RuntimeException e) {
+            return Long.MAX_VALUE;
+        }
+        long limit = Long.MAX_VALUE;
+        for (final String line : lines) {
+            final String[] fields = line.split(":", 3);
+            if (fields.length < 3 || !fields[2].startsWith("/")) {
+                continue;
+            }
+            final Path hierarchy;
+            final String file;
+            if (fields[0].equals("0") && fields[1].isEmpty()) {
+                hierarchy = mountRoot;
+                file = "memory.max";
+            } else if (Arrays.asList(fields[1].split(",")).contains("memory")) {
+                hierarchy = mountRoot.resolve("memory");
+                file = "memory.limit_in_bytes";
+            } else {
+                continue;
+            }
+            final Path own = hierarchy.resolve(fields[2].substring(1)).normalize();
+            if (!own.startsWith(hierarchy)) {
+                continue; // a path with "..": not a cgroup of this hierarchy
+            }
+            for (Path dir = own; dir != null && dir.startsWith(hierarchy); dir = dir.getParent()) {
+                limit = Math.min(limit, cgroupLimitIn(dir.resolve(file)));
+            }
+        }
+        return limit;
+    }
+
+    /** The limit in one cgroup file; {@link Long#MAX_VALUE} for none (see {@link #cgroupMemoryLimit}). */
+    private static long cgroupLimitIn(final Path file) {
+        final String value;
+        try {
+            value = Files.readString(file).trim();
+        } catch (final IOException | RuntimeException e) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            final long n = Long.parseLong(value);
+            return n <= 0 || n >= (1L << 62) ? Long.MAX_VALUE : n;
+        } catch (final NumberFormatException e) {
+            return Long.MAX_VALUE; // "max", or not a number: no limit
+        }
+    }
+
+    /** The default commit limit: physical memory, or the cgroup's memory limit where that is lower. */
+    static long defaultCommitLimit() {
+        return Math.min(Native.physicalMemory(),
+                cgroupMemoryLimit(Path.of("/proc/self/cgroup"), Path.of("/sys/fs/cgroup")));
+    }
+
+    /**
+     * The flag that {@code value}, the value of system property {@code name}, gives, or
+     * {@code fallback} if the property is unset.
+     *
+     * @throws IllegalArgumentException naming the property and the value, if it is not
+     *                                  {@code true} or {@code false}
+     */
+    static boolean flag(final String name, final String value, final boolean fallback) {
+        if (value == null) {
+            return fallback;
+        }
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("-D" + name + "=" + value + " is not true or false");
+        };
+    }
+
     private static final class Global {
         static final Region REGION = new Region(
                 property(SIZE_PROPERTY, System.getProperty(SIZE_PROPERTY),
                         Native.AVAILABLE ? DEFAULT_SIZE : FALLBACK_DEFAULT_SIZE),
-                property(COMMIT_LIMIT_PROPERTY, System.getProperty(COMMIT_LIMIT_PROPERTY), Native.physicalMemory()),
-                true);
+                property(COMMIT_LIMIT_PROPERTY, System.getProperty(COMMIT_LIMIT_PROPERTY), defaultCommitLimit()),
+                true, flag(CORE_DUMP_PROPERTY, System.getProperty(CORE_DUMP_PROPERTY), false));
     }
 }

@@ -118,6 +118,21 @@ class ParticipantsTest {
     }
 
     @Test
+    void tryCurrentClaimsLikeCurrentAndAgreesWithIt() throws Exception {
+        inFreshThread(() -> {
+            final int id = Participants.tryCurrent();
+            assertTrue(id >= 0 && id < Participants.CAPACITY, "id " + id);
+            assertTrue(Participants.isHeld(id));
+            assertEquals(id, Participants.current());
+            assertEquals(id, Participants.tryCurrent());
+            Participants.close();
+            assertTrue(Participants.tryCurrent() >= 0, "a closed thread claims a fresh id");
+            Participants.close();
+            return null;
+        });
+    }
+
+    @Test
     void concurrentlyAliveThreadsGetDistinctIds() throws Exception {
         final int[] ids = idsOfConcurrentlyAliveThreads(16, true);
         final Set<Integer> distinct = new HashSet<>();

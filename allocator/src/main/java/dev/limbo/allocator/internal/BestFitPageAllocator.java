@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * (merged) run.
  *
  * Progress: lock-free (skip-list operations are lock-free; a retry of allocate follows another
- * thread's successful removal or this thread's grow). Growing calls Region.claim (a CAS loop);
+ * thread's successful removal or this thread's grow). Growing calls Region.claim (a CAS loop) and
+ * PageMap.charge (a monitor, taken once per grow and held for at most one counter update);
  * commit/decommit are bookkeeping plus madvise, a system call.
  *
  * Memory ordering (numbers local to this file; PageMap's are cited as "PageMap n"):
@@ -248,18 +249,26 @@ public final class BestFitPageAllocator {
     }
 
     private void grow(final long pages) {
-        final long claim = Math.max(pages, growPages);
-        final long offset;
+        long claim = Math.max(pages, growPages);
+        long offset;
         try {
             offset = region.claim(claim * PageMap.PAGE, PageMap.PAGE);
         } catch (final OffHeapOutOfMemoryError e) {
             if (claim == pages) {
                 throw e;
             }
-            insert(region.claim(pages * PageMap.PAGE, PageMap.PAGE) >>> PageMap.PAGE_SHIFT, pages);
-            return;
+            claim = pages;
+            offset = region.claim(pages * PageMap.PAGE, PageMap.PAGE);
         }
-        insert(offset >>> PageMap.PAGE_SHIFT, claim); // fresh pages: flags 0 (uncommitted, clean)
+        final long start = offset >>> PageMap.PAGE_SHIFT;
+        try {
+            PageMap.charge(start + claim); // the page map's entries of the new pages
+        } finally {
+            // Inserted even if the charge failed, or the address space would be lost: the entries
+            // are then used uncharged (at most one charge step of the table) until a later grow's
+            // charge, which starts where the last successful one ended, covers them.
+            insert(start, claim); // fresh pages: flags 0 (uncommitted, clean)
+        }
     }
 
     private void insert(final long start, final long pages) {

@@ -1,11 +1,14 @@
 package dev.limbo.allocator.internal;
 
+import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Region;
 import dev.limbo.core.internal.Native;
+import dev.limbo.core.internal.NativeCallException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Locale;
 
 /**
  * One state byte per small block, for checked and debug mode: {@link #FREE} (0, also the state of
@@ -40,8 +43,17 @@ public final class BlockStates {
 
     private static MemorySegment map(final long bytes) {
         if (Native.AVAILABLE) {
-            final long address = Native.mmapAnonymous(bytes, Native.PROT_READ | Native.PROT_WRITE,
-                    Native.MAP_PRIVATE | Native.MAP_NORESERVE);
+            final long address;
+            try {
+                address = Native.mmapAnonymous(bytes, Native.PROT_READ | Native.PROT_WRITE,
+                        Native.MAP_PRIVATE | Native.MAP_NORESERVE);
+            } catch (final NativeCallException e) {
+                throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
+                        "cannot reserve %d MiB of address space for checked mode's block states (one byte per 8 "
+                                + "bytes of the off-heap region): %s. Lower -D%s, or raise the address-space limit "
+                                + "(ulimit -v) or allow overcommit (sysctl vm.overcommit_memory=0)",
+                        bytes >> 20, e.getMessage(), Region.SIZE_PROPERTY));
+            }
             return MemorySegment.ofAddress(address).reinterpret(bytes);
         }
         return Arena.global().allocate(Math.max(1, bytes), Region.global().pageSize());

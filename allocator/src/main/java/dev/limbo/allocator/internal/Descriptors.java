@@ -16,9 +16,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Implementation notes
  *
  * Algorithm and sources: LRMalloc thesis §5.4 (descriptors, partial lists, DescriptorAlloc and
- * DescriptorRetire); digest §3.7 and §7.1. The table grows in chunks of 1024 descriptors (64 KiB)
- * claimed from the region; a chunk's first descriptor goes to the caller and the rest are pushed
- * onto the recycle stack with one CAS.
+ * DescriptorRetire); digest §3.7 and §7.1. The table grows in chunks of 1024 descriptors (64 KiB),
+ * each a run of pages of the page allocator (so that release() can give the table back when its
+ * allocator closes); a chunk's first descriptor goes to the caller and the rest are pushed onto
+ * the recycle stack with one CAS.
  *
  * Invariants:
  *  - A descriptor index, once handed out, always addresses the same 64 bytes (type stability), so
@@ -59,12 +60,23 @@ public final class Descriptors {
     private static final int STRIDE = (int) (Layouts.PADDED / Long.BYTES);
     private static final int RECYCLE = 0;
 
+    /** Pages of the page allocator per chunk: one, or two where pages are 32 KiB. */
+    private static final long CHUNK_PAGES = Math.max(1, (CHUNK * DescriptorLayout.SIZE) >>> PageMap.PAGE_SHIFT);
+
     private final long[] chunks;
     private final AtomicInteger carvedChunks = new AtomicInteger();
+    private final BestFitPageAllocator pages;
     /** Stack heads, each alone in 128 bytes: slot 0 the recycle stack, slot c the partial stack of class c. */
     private final AtomicLongArray heads = new AtomicLongArray((SizeClasses.COUNT + 2) * STRIDE);
 
+    /** A table whose chunks come from the {@linkplain BestFitPageAllocator#global() global} page allocator. */
     public Descriptors() {
+        this(BestFitPageAllocator.global());
+    }
+
+    /** A table whose chunks come from {@code pages}. */
+    public Descriptors(final BestFitPageAllocator pages) {
+        this.pages = pages;
         this.chunks = new long[(int) Math.min(Integer.MAX_VALUE / CHUNK, (2 * PageMap.PAGES) / CHUNK + 2)];
     }
 
@@ -100,16 +112,18 @@ public final class Descriptors {
     }
 
     private int carve() {
+        final long run = pages.allocate(CHUNK_PAGES); // before the index: a failure reserves nothing
         final int chunk = carvedChunks.getAndIncrement();
         if (chunk >= chunks.length) {
             carvedChunks.decrementAndGet();
+            pages.free(run, CHUNK_PAGES);
             throw new OffHeapOutOfMemoryError("descriptor table full: " + chunks.length * CHUNK
                     + " descriptors; raise -D" + Region.SIZE_PROPERTY + " or -D" + PageMap.PAGE_SHIFT_PROPERTY);
         }
-        final Region region = Region.global();
-        final long bytes = CHUNK * DescriptorLayout.SIZE;
-        final long base = region.claim(bytes, region.pageSize());
-        region.commit(base, bytes);
+        final long base = run << PageMap.PAGE_SHIFT;
+        if (!pages.isClean(run, CHUNK_PAGES)) {
+            Words.SEGMENT.asSlice(base, CHUNK * DescriptorLayout.SIZE).fill((byte) 0); // fields read as unused
+        }
         // (1) plain store of the chunk's base; published by the push (4) below or by the return.
         chunks[chunk] = base;
         final int first = chunk << CHUNK_SHIFT;
@@ -121,6 +135,20 @@ public final class Descriptors {
         }
         push(RECYCLE, DescriptorLayout.NEXT_FREE, mine + 1, last);
         return mine;
+    }
+
+    /**
+     * Gives every chunk back to the page allocator. Only when the table's allocator closes: no
+     * descriptor may be used afterwards.
+     */
+    public void release() {
+        final int carved = carvedChunks.get();
+        for (int c = 0; c < carved; c++) {
+            if (chunks[c] != 0) {
+                pages.free(chunks[c] >>> PageMap.PAGE_SHIFT, CHUNK_PAGES);
+                chunks[c] = 0;
+            }
+        }
     }
 
     /** Pushes the chain {@code first .. last} (already linked through {@code link}) in one CAS. */

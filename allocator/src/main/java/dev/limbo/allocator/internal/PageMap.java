@@ -19,7 +19,10 @@ import dev.limbo.core.Words;
  * Algorithm and sources: LRMalloc's pagemap (thesis §5.5, digest §3.8), one entry per superblock-sized
  * page instead of per 4 KiB page because superblocks are page-aligned in the region (digest §7.1);
  * the header and footer words are the out-of-band "map" of the best-fit allocator (thesis §7.4,
- * Listing 7.1). The table is claimed and committed once, when the class initializes.
+ * Listing 7.1). The table's address space is claimed once, when the class initializes; its bytes
+ * are charged against the commit limit lazily (charge()), as the page allocator grows into the
+ * pages they describe, so a 64 GiB region does not charge its 32 MiB table up front and a small
+ * commit limit works. Entries of pages nobody claimed are never written, and read as zeros.
  *
  * Invariants:
  *  - The owner word of a page is written (2) before any block of the page escapes, and cleared (2)
@@ -34,7 +37,9 @@ import dev.limbo.core.Words;
  * Linearization points: setOwner - the store (2); clearOwner - the CAS (2b), which at most one of
  * two concurrent frees of the same large run wins.
  *
- * Progress: wait-free; every operation is a single access.
+ * Progress: wait-free; every operation is a single access, except charge(), which the page
+ * allocator calls once per grow: it takes the class's monitor, and charges (a counter update, no
+ * system call) once per CHARGE_STEP of table, that is per 128 MiB of region with 64 KiB pages.
  *
  * Memory ordering (numbers local to this file; LimboAllocator and BestFitPageAllocator cite them):
  *  (1) plain load of the owner word; ordered after (2) by the happens-before edge through which
@@ -72,7 +77,14 @@ public final class PageMap {
     public static final int LARGE = 2;
     public static final int LARGE_INTERIOR = 3;
 
-    private static final long BASE = claimTable();
+    /** Bytes of the table, whole OS pages. */
+    private static final long TABLE_BYTES = (PAGES * PageEntryLayout.SIZE + Region.global().pageSize() - 1)
+            & -Region.global().pageSize();
+    private static final long BASE = Region.global().claim(TABLE_BYTES, Region.global().pageSize());
+    /** The table is charged in steps of this many bytes (whole OS pages). */
+    private static final long CHARGE_STEP = Math.max(64L << 10, Region.global().pageSize());
+    /** Bytes of the table charged so far, from its start; guarded by the class. */
+    private static long charged;
 
     private PageMap() {
     }
@@ -176,11 +188,19 @@ public final class PageMap {
         return shift;
     }
 
-    private static long claimTable() {
-        final Region region = Region.global();
-        final long bytes = (PAGES * PageEntryLayout.SIZE + region.pageSize() - 1) & -region.pageSize();
-        final long base = region.claim(bytes, region.pageSize());
-        region.commit(base, bytes);
-        return base;
+    /**
+     * Charges the entries of pages {@code [0, endPage)} against the region's commit limit, unless
+     * they are charged already; the page allocator calls it before it hands out pages below
+     * {@code endPage}.
+     *
+     * @throws dev.limbo.core.OffHeapOutOfMemoryError if the commit limit is reached; nothing more
+     *                                                is charged then
+     */
+    public static synchronized void charge(final long endPage) {
+        final long end = Math.min(TABLE_BYTES, (endPage * PageEntryLayout.SIZE + CHARGE_STEP - 1) & -CHARGE_STEP);
+        if (end > charged) {
+            Region.global().commit(BASE + charged, end - charged);
+            charged = end;
+        }
     }
 }

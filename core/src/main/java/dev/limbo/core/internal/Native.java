@@ -19,7 +19,8 @@ import java.util.Locale;
  * <p>The memory-management calls ({@code mmap}, {@code munmap}, {@code madvise}) capture
  * {@code errno} and turn a failure into an exception whose message carries the call, its
  * arguments, the errno value, its name and {@code strerror}'s text, as does {@code membarrier}
- * (through {@code syscall}, the heavy side of the epoch schemes' asymmetric fence). {@code malloc}/{@code free}
+ * (through {@code syscall}, the heavy side of the epoch schemes' asymmetric fence). {@code sysconf} and
+ * {@code getrlimit} read the page size, physical memory and the address-space limit. {@code malloc}/{@code free}
  * exist only as a benchmark baseline; they pass pointers as {@code long} and are linked as
  * {@linkplain Linker.Option#critical(boolean) critical} so the baseline pays no thread-state
  * transition, which is the fairest comparison we can give it.
@@ -40,6 +41,12 @@ public final class Native {
     public static final int MAP_ANONYMOUS = 0x20;
     public static final int MAP_NORESERVE = 0x4000;
     public static final int MADV_DONTNEED = 4;
+    /** madvise(2): leave the range out of core dumps (Linux 3.4+). */
+    public static final int MADV_DONTDUMP = 16;
+    /** getrlimit(2) resource: the process's address-space limit ({@code ulimit -v}). */
+    private static final int RLIMIT_AS = 9;
+    /** rlim_t's "no limit". */
+    private static final long RLIM_INFINITY = -1L;
     /** membarrier(2) commands. */
     private static final int MEMBARRIER_CMD_QUERY = 0;
     private static final int MEMBARRIER_CMD_PRIVATE_EXPEDITED = 1 << 3;
@@ -61,6 +68,7 @@ public final class Native {
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
     private static final MethodHandle SYSCALL;
+    private static final MethodHandle GETRLIMIT;
     /** The membarrier system call number of this architecture, or -1 where unknown. */
     private static final long SYS_MEMBARRIER = switch (System.getProperty("os.arch", "")) {
         case "amd64", "x86_64" -> 324L;
@@ -93,8 +101,10 @@ public final class Native {
             SYSCALL = LINKER.downcallHandle(libc.find("syscall").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno, Linker.Option.firstVariadicArg(1));
+            GETRLIMIT = LINKER.downcallHandle(libc.find("getrlimit").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
         } else {
-            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = SYSCALL = null;
+            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = SYSCALL = GETRLIMIT = null;
         }
     }
 
@@ -172,6 +182,27 @@ public final class Native {
         }
         final long pages = sysconf(SC_PHYS_PAGES);
         return pages <= 0 ? Long.MAX_VALUE : pages * pageSize();
+    }
+
+    /**
+     * The soft address-space limit of this process ({@code getrlimit(RLIMIT_AS)}, what
+     * {@code ulimit -v} sets) in bytes, or {@link Long#MAX_VALUE} if there is none or it cannot be
+     * read.
+     */
+    public static long addressSpaceLimit() {
+        if (!AVAILABLE) {
+            return Long.MAX_VALUE;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment rlimit = arena.allocate(2 * Long.BYTES, Long.BYTES); // {rlim_cur, rlim_max}
+            if ((int) GETRLIMIT.invokeExact(RLIMIT_AS, rlimit) != 0) {
+                return Long.MAX_VALUE;
+            }
+            final long current = rlimit.get(ValueLayout.JAVA_LONG, 0);
+            return current == RLIM_INFINITY || current < 0 ? Long.MAX_VALUE : current;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("getrlimit downcall failed", t);
+        }
     }
 
     private static long sysconf(final int name) {
