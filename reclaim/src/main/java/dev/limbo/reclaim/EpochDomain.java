@@ -117,14 +117,16 @@ import java.util.concurrent.atomic.AtomicLong;
  *  (12) fallback: a heavy barrier (8) that fails at run time (the kernel refuses membarrier) sets
  *      the volatile fallback flag, counts it (stats().fenceFallbacks()) and emits a JFR
  *      dev.limbo.FenceFallback event. Every later pin reads the flag before announcing and then
- *      fences as in symmetric mode, and every later unpin marks its quiescent word fenced. A word
- *      written before the flag was seen may be an unfenced announcement still in its writer's
- *      store buffer, which no scan can trust without the barrier that failed: while the flag is
- *      set, a scan treats a non-zero word without the fenced bit as holding the epoch back, like
- *      an active thread in an older epoch, until its owner pins or unpins again (or departs,
- *      which zeroes it). Scans then fence for themselves, as in symmetric mode. So after a failure
- *      the epoch still advances, once every thread that used the domain has passed a pin or an
- *      unpin; a thread idle since before the failure holds reclamation back until then.
+ *      fences as in symmetric mode; the unpin of such a section marks its quiescent word fenced
+ *      too (the guard remembers how its section announced, so an unpin reads no flag). A word
+ *      written before the flag was seen (an announcement, or the unpin of a section that
+ *      announced before it) may be still in its writer's store buffer, which no scan can trust
+ *      without the barrier that failed: while the flag is set, a scan treats a non-zero word
+ *      without the fenced bit as holding the epoch back, like an active thread in an older epoch,
+ *      until its owner pins again (or departs, which zeroes it). Scans then fence for themselves,
+ *      as in symmetric mode. So after a failure the epoch still advances, once every thread that
+ *      used the domain has pinned again; a thread idle since before the failure holds
+ *      reclamation back until then.
  *
  * Thread exit: a departed thread's bags become one orphan stamped with the global epoch E_h read
  * after its last retire; it is freed when E >= E_h + 2 (the two advances after E_h validate every
@@ -360,6 +362,11 @@ abstract class EpochDomain extends ReclaimDomain {
         private final long[] announcements;
         /** The index of this thread's word in {@link #announcements}. */
         final int announcement;
+        /**
+         * Whether this section announced fenced (symmetric mode, or after a fallback (12)); the
+         * unpin marks its quiescent word the same way, without reading the flag again.
+         */
+        private boolean fenced;
 
         EpochGuard(final EpochDomain domain, final int id) {
             super(domain, id);
@@ -399,7 +406,8 @@ abstract class EpochDomain extends ReclaimDomain {
 
         /** Announces local epoch {@code e}: (2) and (3), by the domain's mode. */
         final void announce(final long e) {
-            if (asymmetric && !epochs.fallback) { // (12): the flag is read before announcing
+            fenced = !asymmetric || epochs.fallback; // (12): the flag is read before announcing
+            if (!fenced) {
                 ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 2 | ACTIVE); // (2)
                 VarHandle.acquireFence(); // (3): program order only; (8) does the rest
             } else {
@@ -431,8 +439,7 @@ abstract class EpochDomain extends ReclaimDomain {
 
         @Override
         final void exit() {
-            final long fenced = asymmetric && !epochs.fallback ? 0 : FENCED; // (12)
-            ANNOUNCEMENTS.setRelease(announcements, announcement, epoch << 2 | fenced); // (6)
+            ANNOUNCEMENTS.setRelease(announcements, announcement, epoch << 2 | (fenced ? FENCED : 0)); // (6), (12)
         }
 
         @Override

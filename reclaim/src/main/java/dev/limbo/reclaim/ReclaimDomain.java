@@ -16,6 +16,7 @@ import dev.limbo.reclaim.internal.RecordPool;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -143,7 +143,14 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * Each thread's guard, by participant id: a pin finds its guard here, never through a
      * {@link ThreadLocal} of its own, so that no live thread keeps a closed domain reachable.
      */
-    final AtomicReferenceArray<Guard> guards = new AtomicReferenceArray<>(Participants.CAPACITY);
+    private final Guard[] guards = new Guard[Participants.CAPACITY];
+    /**
+     * {@link #guards}' elements. A thread reads its own element with a plain load (pin's lookup):
+     * it wrote the element itself (register), or a release hook wrote null for the id's previous
+     * holder, which happens-before the id's next claim (Participants). Other threads' elements are
+     * read with acquire loads and written with release stores or getAndSet.
+     */
+    private static final VarHandle GUARDS = MethodHandles.arrayElementVarHandle(Guard[].class).withInvokeExactBehavior();
     /** Retired nodes of departed threads: an epoch stamp (or 0) and a bag. */
     final ConcurrentLinkedQueue<Orphan> orphans = new ConcurrentLinkedQueue<>();
     final AtomicLong scans = new AtomicLong();
@@ -329,7 +336,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
      */
     public final void online() {
         checkOpen();
-        final Guard g = guards.get(Participants.current());
+        final Guard g = guards[Participants.current()];
         if (g == null || !g.offline) {
             throw new IllegalStateException("online() without offline(): the thread is online");
         }
@@ -375,8 +382,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
         long retired = departedRetired.get();
         long freed = departedFreed.get();
         long restarts = departedRestarts.get();
-        for (int i = 0; i < guards.length(); i++) {
-            final Guard g = guards.get(i);
+        for (int i = 0; i < guards.length; i++) {
+            final Guard g = guardOf(i);
             if (g != null) {
                 retired += g.retiredCount();
                 freed += g.freedCount();
@@ -507,7 +514,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * Returns whether the thread has a guard here.
      */
     final boolean neutralize(final int id) {
-        final Guard g = guards.get(id);
+        final Guard g = guardOf(id);
         if (g == null) {
             return false;
         }
@@ -601,7 +608,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             if (closed) {
                 return;
             }
-            final Guard mine = guards.get(Participants.current());
+            final Guard mine = guards[Participants.current()];
             if (mine != null && mine.nesting != 0) {
                 throw new IllegalStateException(String.format(Locale.ROOT,
                         "close() inside a pinned section of reclamation domain %s (depth %d): close the guard first",
@@ -644,8 +651,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The live threads pinned now ((C6)), named; a thread that died pinned never unpins and is skipped. */
     private String pinnedThreads() {
         final StringBuilder names = new StringBuilder();
-        for (int i = 0; i < guards.length(); i++) {
-            final Guard g = guards.get(i);
+        for (int i = 0; i < guards.length; i++) {
+            final Guard g = guardOf(i);
             if (g != null && (int) Guard.NESTING.getAcquire(g) != 0 && g.owner.isAlive()) { // (C6)
                 names.append(names.isEmpty() ? "thread '" : ", '").append(g.owner.getName()).append('\'');
             }
@@ -661,8 +668,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
         // Everything goes through one fresh bag: no guard needs to be left (threads may all have departed).
         final BlockSource blocks = new BlockSource(allocator);
         final BlockBag bag = new BlockBag(blocks);
-        for (int i = 0; i < guards.length(); i++) {
-            final Guard g = guards.getAndSet(i, null);
+        for (int i = 0; i < guards.length; i++) {
+            final Guard g = (Guard) GUARDS.getAndSet(guards, i, (Guard) null);
             if (g != null) {
                 g.released = true;
                 step(failures, () -> {
@@ -803,10 +810,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     // ---------------------------------------------------------------- threads
 
+    /** Participant {@code id}'s guard, or null; an acquire load, for any thread. */
+    final Guard guardOf(final int id) {
+        return (Guard) GUARDS.getAcquire(guards, id);
+    }
+
     /** The calling thread's guard, registered on its first use of the domain. */
     private Guard currentGuard() {
         final int id = Participants.current();
-        final Guard g = guards.get(id);
+        final Guard g = guards[id];
         return g != null ? g : register(id);
     }
 
@@ -815,7 +827,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             throw closedException();
         }
         final Guard g = newGuard(id);
-        guards.set(id, g);
+        GUARDS.setRelease(guards, id, g);
         return g;
     }
 
@@ -826,7 +838,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * slots of whichever thread took the id next.
      */
     private void checkNotPinned(final int id) {
-        final Guard g = guards.get(id);
+        final Guard g = guards[id]; // the calling thread's own id
         if (g != null && g.nesting != 0) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "Participants.close() while pinned in reclamation domain %s (depth %d): close the guard "
@@ -836,7 +848,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** Participants release hook: the thread holding {@code id} died or closed its id. */
     private synchronized void departed(final int id) {
-        final Guard g = guards.getAndSet(id, null);
+        final Guard g = (Guard) GUARDS.getAndSet(guards, id, (Guard) null);
         if (g == null) {
             return; // it never pinned here, or close() tore the domain down
         }

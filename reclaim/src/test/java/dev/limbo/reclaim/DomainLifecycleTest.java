@@ -67,7 +67,7 @@ class DomainLifecycleTest {
                 }
             }
             assertNotNull(failure, "the scheme never freed the record again");
-            final Guard g = d.guards.get(Participants.current());
+            final Guard g = d.guardOf(Participants.current());
             assertEquals(0, g.depth(), "a failed pin left the thread pinned");
             final EpochDomain.EpochGuard eg = (EpochDomain.EpochGuard) g;
             assertEquals(0, d.announcementOf(eg.id) & 1, "a failed pin left the thread announced");
@@ -97,7 +97,7 @@ class DomainLifecycleTest {
             d.fail = true;
             final IllegalStateException e = assertThrows(IllegalStateException.class, d::pin);
             assertEquals("injected", e.getMessage());
-            final Guard g = d.guards.get(Participants.current());
+            final Guard g = d.guardOf(Participants.current());
             assertEquals(0, g.depth());
             assertEquals(0, Words.lv(g.row), "the hazard published before the throw is still there");
             d.fail = false;
