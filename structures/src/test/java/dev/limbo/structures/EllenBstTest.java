@@ -379,6 +379,35 @@ class EllenBstTest {
         assertEquals(baseline + leaked, alloc.stats().bytesInUse(), "bytes in use after close");
     }
 
+    /**
+     * The ABA guard of the mark CAS: a pending delete holds the info record that its mark expects
+     * (p's CLEAN word), so when another operation overwrites that word the record is not retired
+     * until the delete is resolved. Keys 10..50 ascending: leaf 30's gp is the node keyed 30, its
+     * p the node keyed 40, whose CLEAN word names the IInfo of the insert of 50.
+     */
+    @ParameterizedTest
+    @EnumSource(Scheme.class)
+    void aPendingDeleteHoldsTheInfoRecordItsMarkExpects(final Scheme scheme) {
+        final EllenBst t = tree(scheme, true);
+        for (long k = 10; k <= 50; k += 10) {
+            assertTrue(t.insert(k, k));
+        }
+        final ReclaimDomain d = t.domain();
+        final long[] retired = new long[3];
+        assertEquals(0, t.stalledRemove(30, false, () -> {
+            retired[0] = d.stats().retired();
+            // flags p (overwriting the word the stalled mark expects), replaces leaf 30
+            assertTrue(t.insert(35, 35));
+            retired[1] = d.stats().retired();
+        }), "the stalled remove's mark loses to the insert under p");
+        retired[2] = d.stats().retired();
+        assertEquals(1, retired[1] - retired[0], "the insert retired the replaced leaf only: p's old info is held");
+        assertEquals(1, retired[2] - retired[1], "the resolved delete dropped its hold: the info record retired");
+        assertEquals(30, t.remove(30));
+        assertArrayEquals(new long[] {10, 20, 35, 40, 50}, t.keysInOrder());
+        assertEquals(List.of(), t.checkInvariants());
+    }
+
     // ---------------------------------------------------------------- (b) concurrent stress
 
     /** Keys [0, SHARED) are contended; key k >= SHARED belongs to thread (k - SHARED) % threads. */
