@@ -74,6 +74,12 @@ import java.util.Set;
  *    backtrack; once resolved it never returns (see ABA). Every creator leaves its operation
  *    resolved before it returns.
  *
+ * Non-invariants: a node a search reaches may already be removed (its links frozen); a reachable
+ * node may be flagged by an operation whose creator is stalled (anyone may finish or back it
+ * out); a removed node's MARK word keeps naming its DInfo after that record was retired (no
+ * validating search follows a MARK word); a leaf's key can sit in the tree while its removal is
+ * decided (marked, before the dchild); the tree is not balanced (ascending inserts make a spine).
+ *
  * Linearization points:
  *  - insert / putIfAbsent that inserts: the successful ichild CAS (3) of its IInfo (whoever
  *    performs it); a successful iflag always leads to it.
@@ -157,6 +163,10 @@ import java.util.Set;
  *  (11) acquire load of p's frozen sibling link in HelpMarked; pairs with (3), (7).
  * Key, value, leafness and info fields are read plain: immutable once published, and read after
  * the acquire that reached them. Teardown and the quiescent checks use plain loads.
+ *
+ * Notation for locals: gp, p, l, gpupdate, pupdate as in the paper (a search's last three nodes and
+ * the update words of gp and p, read before their child); pd and gd are an info record's p | dir and
+ * gp | dir; info is the IInfo or DInfo at hand; pupdateInfo the record a CLEAN pupdate names.
  * }</pre>
  *
  * <p>Keys are any {@code long} but {@link #RESERVED_KEY}; values any but {@link #RESERVED}. Close
