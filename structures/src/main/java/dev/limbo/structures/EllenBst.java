@@ -30,10 +30,12 @@ import java.util.Set;
  * <pre>{@code
  * Implementation notes
  *
- * Algorithm and source: the paper's §3 and its pseudocode (Figures 2-4: Search, Find, Insert,
- * HelpInsert, Delete, HelpDelete, HelpMarked, Help, CAS-Child). An external BST: keys live in
- * leaves, internal nodes only route (key < node.key: left, else right), every internal node has
- * two children. Each internal node has an update word: an info record pointer with a state in its
+ * Algorithm and source: the paper's algorithm section (§3) and its pseudocode (Search, Find,
+ * Insert, HelpInsert, Delete, HelpDelete, HelpMarked, Help, CAS-Child); the correctness argument
+ * cited below (the search-path lemma, the flag/mark discipline) is its §4, with the full proof in
+ * the authors' technical report. Implemented from the published pseudocode. An external BST:
+ * keys live in leaves, internal nodes only route (key < node.key: left, else right), every
+ * internal node has two children. Each internal node has an update word: an info record pointer with a state in its
  * two low bits, CLEAN, IFLAG, DFLAG or MARK (the paper's Update field, one CAS-able word here).
  *  - insert(k): search k's leaf l and parent p; if p.update is not CLEAN, help and retry. Else build
  *    a new leaf k, a copy of l, and an internal node (key max(k, l.key)) over the two, and an IInfo
@@ -104,8 +106,9 @@ import java.util.Set;
  * re-reads n.update (10); if n is not marked at that time, n was reachable when its link still
  * held c, so c was reachable after its hazard was published. If n is marked, the search helps
  * n's delete when the update word it read from n's parent (protected) is <DFLAG, D> with the same
- * D (then D's gp is that parent), and restarts from the root; each restart follows another
- * thread's successful mark, so the search stays lock-free. Hence a search under these schemes never
+ * D (then D's gp is that parent), and restarts from the root. A restart either completes a
+ * pending delete (it helped) or follows another thread's dflag on the parent after the search read
+ * the parent's word, so the search stays lock-free. Hence a search under these schemes never
  * returns a marked p or gp. Info records read from an update word by protect are valid when read
  * with a flag or CLEAN (installed, hence not retired: see Reclamation); a MARK word keeps naming D
  * after D is retired, which is why the search never follows one. Helpers of an info record

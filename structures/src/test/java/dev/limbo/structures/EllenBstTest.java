@@ -370,7 +370,8 @@ class EllenBstTest {
         t.close();
         d.flush();
         final ReclaimStats stats = d.stats();
-        final long leaked = scheme == Scheme.NONE ? stats.retired() * (EllenBst.RECORD_BYTES + ReclaimDomain.TRAILER_BYTES) : 0;
+        final long leaked = scheme == Scheme.NONE
+                ? stats.retired() * (EllenBst.RECORD_BYTES + ReclaimDomain.TRAILER_BYTES) : 0;
         if (scheme != Scheme.NONE) {
             assertEquals(stats.retired(), stats.freed(), () -> "retired records left after a flush: " + stats);
         }
@@ -442,7 +443,8 @@ class EllenBstTest {
             try {
                 for (int i = 0; !progress.done(); i++) {
                     final boolean shared = rnd.nextInt(4) == 0;
-                    final long k = shared ? rnd.nextInt(SHARED) : SHARED + id + (long) threads * rnd.nextInt(privatePerThread);
+                    final long k = shared ? rnd.nextInt(SHARED)
+                            : SHARED + id + (long) threads * rnd.nextInt(privatePerThread);
                     final long v = k * 1_000_000L + (long) id * 100_000 + (i % 100_000);
                     final String at = "thread " + id + " op " + i + " key " + k;
                     final int op = rnd.nextInt(10);
@@ -616,7 +618,8 @@ class EllenBstTest {
         if (scheme == Scheme.NONE) {
             leaked = stats.retired() * (EllenBst.RECORD_BYTES + ReclaimDomain.TRAILER_BYTES);
         } else {
-            assertEquals(stats.retired(), stats.freed(), "flush after all threads ended left retired records: " + stats);
+            assertEquals(stats.retired(), stats.freed(),
+                    "flush after all threads ended left retired records: " + stats);
             leaked = 0;
         }
         domain.close();
