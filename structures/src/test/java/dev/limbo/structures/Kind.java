@@ -16,7 +16,8 @@ enum Kind {
     LIST(HarrisMichaelList.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, HarrisMichaelList::new),
     HASH_MAP(MichaelHashMap.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, d -> new MichaelHashMap(d, 16)),
     TREE(NatarajanMittalTree.class, NatarajanMittalTree.NODE_BYTES, NatarajanMittalTree.SLOTS,
-            NatarajanMittalTree::new);
+            NatarajanMittalTree::new),
+    ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new);
 
     /** The stack and the queue as one interface: add a value, take one, or RESERVED if empty. */
     interface Linear {
@@ -59,12 +60,12 @@ enum Kind {
         return create.apply(domain);
     }
 
-    /** Whether the structure maps keys to values (list, hash map, tree) rather than holding a sequence. */
+    /** Whether the structure maps keys to values (list, hash map, trees) rather than holding a sequence. */
     boolean keyed() {
-        return this == LIST || this == HASH_MAP || this == TREE;
+        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN;
     }
 
-    /** Whether the keyed view supports put (replace in place): not the tree. */
+    /** Whether the keyed view supports put (replace in place): not the trees. */
     boolean replaces() {
         return this == LIST || this == HASH_MAP;
     }
@@ -75,6 +76,7 @@ enum Kind {
             case LIST -> HarrisMichaelListTest.subject((HarrisMichaelList) s);
             case HASH_MAP -> MichaelHashMapTest.subject((MichaelHashMap) s);
             case TREE -> NatarajanMittalTreeTest.subject((NatarajanMittalTree) s);
+            case ELLEN -> EllenBstTest.subject((EllenBst) s);
             default -> throw new IllegalArgumentException(this + " is not keyed");
         };
     }

@@ -68,6 +68,17 @@ class MisuseTest {
                 all.add(bad("contains(RESERVED_KEY)", BAD_KEY, () -> map.contains(RESERVED_KEY)));
                 all.add(bad("remove(RESERVED_KEY)", BAD_KEY, () -> map.remove(RESERVED_KEY)));
             }
+            case EllenBst tree -> {
+                all.add(bad("insert(RESERVED_KEY, 1)", BAD_KEY, () -> tree.insert(RESERVED_KEY, 1)));
+                all.add(bad("insert(k, RESERVED)", BAD_VALUE, () -> tree.insert(k, RESERVED)));
+                all.add(bad("putIfAbsent(RESERVED_KEY, 1)", BAD_KEY, () -> tree.putIfAbsent(RESERVED_KEY, 1)));
+                all.add(bad("putIfAbsent(k, RESERVED)", BAD_VALUE, () -> tree.putIfAbsent(k, RESERVED)));
+                all.add(bad("putIfAbsent(RESERVED_KEY, RESERVED)", BAD_KEY,
+                        () -> tree.putIfAbsent(RESERVED_KEY, RESERVED)));
+                all.add(bad("get(RESERVED_KEY)", BAD_KEY, () -> tree.get(RESERVED_KEY)));
+                all.add(bad("contains(RESERVED_KEY)", BAD_KEY, () -> tree.contains(RESERVED_KEY)));
+                all.add(bad("remove(RESERVED_KEY)", BAD_KEY, () -> tree.remove(RESERVED_KEY)));
+            }
             case NatarajanMittalTree tree -> {
                 all.add(bad("insert(RESERVED_KEY, 1)", BAD_KEY, () -> tree.insert(RESERVED_KEY, 1)));
                 all.add(bad("insert(k, RESERVED)", BAD_VALUE, () -> tree.insert(k, RESERVED)));
@@ -121,6 +132,14 @@ class MisuseTest {
                 all.put("contains", () -> map.contains(1));
                 all.put("remove", () -> map.remove(1));
                 all.put("size", map::size);
+            }
+            case EllenBst tree -> {
+                all.put("insert", () -> tree.insert(1, 1));
+                all.put("putIfAbsent", () -> tree.putIfAbsent(1, 1));
+                all.put("get", () -> tree.get(1));
+                all.put("contains", () -> tree.contains(1));
+                all.put("remove", () -> tree.remove(1));
+                all.put("size", tree::size);
             }
             case NatarajanMittalTree tree -> {
                 all.put("insert", () -> tree.insert(1, 1));

@@ -17,7 +17,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.stream.Stream;
 
 /**
  * The reclamation SPI's contract as structures rely on it: a structure operation that runs nested
@@ -32,25 +35,33 @@ class SchemeContractTest {
                 .slots(NatarajanMittalTree.SLOTS);
     }
 
+    /** The trees, with every scheme. */
+    static Stream<Arguments> treesWithEveryScheme() {
+        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE || a.get()[0] == Kind.ELLEN);
+    }
+
     /**
      * An outer section protects a node in slot 0; full tree operations then run nested (they use
      * every slot); another thread unlinks and retires the node and flushes. The node must survive
      * until the outer section ends: with one slot window shared by all depths, hp freed it.
      */
-    @ParameterizedTest
-    @EnumSource(Scheme.class)
-    void aStructureOperationRunNestedLeavesTheOuterProtectionAlone(final Scheme scheme) throws Exception {
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("treesWithEveryScheme")
+    void aStructureOperationRunNestedLeavesTheOuterProtectionAlone(final Kind kind, final Scheme scheme)
+            throws Exception {
         final LimboAllocator a = LimboAllocator.builder().debug(true).build(); // poisons what is freed
-        final ReclaimDomain d = treeDomain(scheme, a).scanThreshold(1).minCalls(1).build();
-        final NatarajanMittalTree tree = new NatarajanMittalTree(d);
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(kind.recordBytes)
+                .slots(kind.slots).scanThreshold(1).minCalls(1).build();
+        final OffHeapStructure structure = kind.create(d);
+        final LongMapChecks.Subject tree = kind.keyed(structure);
         final long cell = a.allocateZeroed(Long.BYTES);
         final long node = d.allocateExclusive();
         Words.sp(node + 8, 0x5EED);
         Words.sr(cell, node);
         try (Guard outer = d.pin()) {
             assertEquals(node, outer.protect(0, cell));
-            for (long k = 0; k < 200; k++) { // nested: each pins again and protects in slots 0..4
-                tree.insert(k, k);
+            for (long k = 0; k < 200; k++) { // nested: each pins again and protects in every slot
+                tree.putIfAbsent(k, k);
                 tree.remove(k - 100);
             }
             final Thread t = Thread.ofPlatform().start(() -> {
@@ -78,6 +89,11 @@ class SchemeContractTest {
                 assertEquals(scheme.capabilities().contains(Capability.PROTECTION_NEEDS_VALIDATION), tree.validates,
                         scheme.id());
                 assertEquals(d.has(Capability.PROTECTION_NEEDS_VALIDATION), tree.validates, scheme.id());
+            }
+            try (ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(EllenBst.RECORD_BYTES)
+                    .slots(EllenBst.SLOTS).build(); EllenBst tree = new EllenBst(d)) {
+                assertEquals(scheme.capabilities().contains(Capability.PROTECTION_NEEDS_VALIDATION), tree.validates,
+                        scheme.id());
             }
         }
         assertTrue(Scheme.HP.capabilities().contains(Capability.PROTECTION_NEEDS_VALIDATION));

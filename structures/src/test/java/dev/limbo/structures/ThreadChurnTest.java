@@ -18,10 +18,15 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.stream.Stream;
+
+import static dev.limbo.structures.OffHeapStructure.RESERVED;
 
 /**
- * Thread churn against a {@link NatarajanMittalTree}: many short-lived threads, each retiring
+ * Thread churn against the trees ({@link NatarajanMittalTree}, {@link EllenBst}): many short-lived threads, each retiring
  * fewer records than any scan or epoch threshold, then dying. What they leave unreclaimed must stay
  * bounded (departed threads' records are freed when safe, not parked as orphans that nobody
  * adopts), and closing the tree and the domain returns every byte.
@@ -42,27 +47,33 @@ class ThreadChurnTest {
     /** Virtual threads alive at once. */
     private static final int LIVE = 256;
 
-    @ParameterizedTest
-    @EnumSource(Scheme.class)
-    void tenThousandPlatformThreadsLeaveBoundedGarbage(final Scheme scheme) throws Exception {
-        churn(scheme, 10_000, 100, false);
+    /** The trees, with every scheme. */
+    static Stream<Arguments> treesWithEveryScheme() {
+        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE || a.get()[0] == Kind.ELLEN);
     }
 
-    @ParameterizedTest
-    @EnumSource(Scheme.class)
-    void aHundredThousandVirtualThreadsLeaveBoundedGarbage(final Scheme scheme) throws Exception {
-        churn(scheme, 100_000, 10, true);
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("treesWithEveryScheme")
+    void tenThousandPlatformThreadsLeaveBoundedGarbage(final Kind kind, final Scheme scheme) throws Exception {
+        churn(kind, scheme, 10_000, 100, false);
     }
 
-    private static void churn(final Scheme scheme, final int threads, final int opsPerThread,
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("treesWithEveryScheme")
+    void aHundredThousandVirtualThreadsLeaveBoundedGarbage(final Kind kind, final Scheme scheme) throws Exception {
+        churn(kind, scheme, 100_000, 10, true);
+    }
+
+    private static void churn(final Kind kind, final Scheme scheme, final int threads, final int opsPerThread,
                               final boolean virtual) throws Exception {
         final LimboAllocator a = LimboAllocator.create();
         final long baseline = settle(a);
-        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(NatarajanMittalTree.NODE_BYTES)
-                .slots(NatarajanMittalTree.SLOTS).build();
-        final NatarajanMittalTree tree = new NatarajanMittalTree(d);
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(kind.recordBytes)
+                .slots(kind.slots).build();
+        final OffHeapStructure structure = kind.create(d);
+        final LongMapChecks.Subject tree = kind.keyed(structure);
         for (int k = 0; k < KEYS; k += 2) {
-            assertTrue(tree.insert(k, k));
+            assertEquals(RESERVED, tree.putIfAbsent(k, k));
         }
         final List<Throwable> failures = new CopyOnWriteArrayList<>();
         final Runnable[] bodies = new Runnable[threads];
@@ -74,7 +85,7 @@ class ThreadChurnTest {
                     for (int i = 0; i < opsPerThread; i++) {
                         final long key = random.nextInt(KEYS);
                         if (random.nextBoolean()) {
-                            tree.insert(key, key);
+                            tree.putIfAbsent(key, key);
                         } else {
                             tree.remove(key);
                         }
@@ -125,14 +136,14 @@ class ThreadChurnTest {
             assertTrue(worstSeen <= BOUND, () -> scheme + ": " + worstSeen + " records unreclaimed under churn, more than "
                     + BOUND + "; now " + after);
         }
-        tree.checkInvariants();
+        tree.checkShape();
         final long live = tree.size();
         tree.close();
         d.close();
         if (scheme != Scheme.NONE) {
             assertEquals(baseline, settle(a), () -> "bytes left after closing the tree (" + live + " keys) and domain");
         }
-        System.out.printf("churn %s %s x %d: worst unreclaimed %d, after %s%n", scheme.id(), virtual ? "virtual" : "platform",
+        System.out.printf("churn %s %s %s x %d: worst unreclaimed %d, after %s%n", kind, scheme.id(), virtual ? "virtual" : "platform",
                 threads, worstSeen, after);
     }
 

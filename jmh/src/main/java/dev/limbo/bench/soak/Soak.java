@@ -5,6 +5,7 @@ import dev.limbo.core.Participants;
 import dev.limbo.reclaim.ReclaimDomain;
 import dev.limbo.reclaim.ReclaimStats;
 import dev.limbo.reclaim.Scheme;
+import dev.limbo.structures.EllenBst;
 import dev.limbo.structures.HarrisMichaelList;
 import dev.limbo.structures.MichaelHashMap;
 import dev.limbo.structures.MichaelScottQueue;
@@ -54,7 +55,11 @@ public final class Soak {
         String check(List<Map<Long, Long>> models);
     }
 
-    private record Kind(String name, Function<ReclaimDomain, Subject> create) {
+    /** A structure: its name, its domain's record size and slots, and how to build it. */
+    private record Kind(String name, long recordBytes, int slots, Function<ReclaimDomain, Subject> create) {
+        Kind(final String name, final Function<ReclaimDomain, Subject> create) {
+            this(name, 32, 5, create);
+        }
     }
 
     public static void main(final String[] args) throws Exception {
@@ -64,7 +69,8 @@ public final class Soak {
                 new Kind("queue", d -> bag(new MichaelScottQueue(d), false)),
                 new Kind("list", d -> map(new HarrisMichaelList(d), 512)),
                 new Kind("hashmap", d -> map(new MichaelHashMap(d, 1024), KEYS)),
-                new Kind("tree", d -> map(new NatarajanMittalTree(d), KEYS)));
+                new Kind("tree", d -> map(new NatarajanMittalTree(d), KEYS)),
+                new Kind("ellen", EllenBst.RECORD_BYTES, EllenBst.SLOTS, d -> map(new EllenBst(d), KEYS)));
         final Scheme[] schemes = Scheme.values();
         final long segmentNanos = Math.max(ROUND_NANOS,
                 (long) (minutes * 60e9) / (kinds.size() * schemes.length));
@@ -91,7 +97,8 @@ public final class Soak {
     private static String segment(final Kind kind, final Scheme scheme, final long nanos) throws Exception {
         final LimboAllocator allocator = LimboAllocator.create();
         final long baseline = settle(allocator);
-        final ReclaimDomain domain = ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(32).slots(5).build();
+        final ReclaimDomain domain = ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(kind.recordBytes())
+                .slots(kind.slots()).build();
         final Subject subject = kind.create().apply(domain);
         final List<Map<Long, Long>> models = new ArrayList<>();
         for (int w = 0; w < WORKERS; w++) {
@@ -154,7 +161,7 @@ public final class Soak {
         subject.structure().close();
         domain.close();
         final long left = settle(allocator) - baseline;
-        final long leakedByDesign = scheme == Scheme.NONE ? last.retired() * (32 + ReclaimDomain.TRAILER_BYTES) : 0;
+        final long leakedByDesign = scheme == Scheme.NONE ? last.retired() * (kind.recordBytes() + ReclaimDomain.TRAILER_BYTES) : 0;
         if (left != leakedByDesign) {
             problems.add(String.format(Locale.ROOT, "%d bytes left after close (expected %d)", left, leakedByDesign));
         }
@@ -219,6 +226,26 @@ public final class Soak {
 
             public long size() {
                 return m.size();
+            }
+        }, keys);
+    }
+
+    private static Subject map(final EllenBst tree, final int keys) {
+        return map(tree, new LongMap() {
+            public long putIfAbsent(final long k, final long v) {
+                return tree.putIfAbsent(k, v);
+            }
+
+            public long remove(final long k) {
+                return tree.remove(k);
+            }
+
+            public long get(final long k) {
+                return tree.get(k);
+            }
+
+            public long size() {
+                return tree.size();
             }
         }, keys);
     }
