@@ -4,6 +4,7 @@ import dev.limbo.core.Words;
 import dev.limbo.reclaim.Capability;
 import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +26,18 @@ import java.util.Set;
  *     tree.insert(7, 70);
  *     long v = tree.get(7);            // 70, or RESERVED when absent
  * }
+ *
+ * Neutralization (Guard, "Neutralization"): search is the read phase and starts over from the
+ * root on Restart. Everything after it that writes (helping, the info holds (9), the flag CASes
+ * (4) and (5) and what follows them) runs in one write phase, begun by reserving gp, p, l and the
+ * info records of their update words; beginWrite may throw Restart only before the first write,
+ * and the operation then searches again. A validating search's help of a marked node is a write
+ * phase of its own. get, an insert that finds its key, a remove that finds nothing and size
+ * confirm their answer with a poll. The helpers' reads of info records and of the nodes they name
+ * are covered by the section's protections (epoch schemes) or the helper's own protects (hp); a
+ * scheme that frees on neutralization must also honour the reservations of records that a
+ * helper reaches through an info record, which the structure does not reserve: state this when
+ * such a scheme arrives (NBR's own papers leave helping structures out for the same reason).
  * }</pre>
  *
  * <pre>{@code
@@ -278,9 +291,17 @@ public final class EllenBst extends OffHeapStructure {
         final int op = enter();
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
-            search(g, key, r);
-            final long l = r[L];
-            return Words.lp(l + KEY) == key ? Words.lp(l + VALUE) : RESERVED;
+            while (true) {
+                search(g, key, r);
+                final long l = r[L];
+                final long value = Words.lp(l + KEY) == key ? Words.lp(l + VALUE) : RESERVED;
+                try {
+                    g.poll();
+                    return value;
+                } catch (final Restart neutralized) {
+                    // the leaf may have been freed before it was read: search again
+                }
+            }
         } finally {
             exit(op);
         }
@@ -314,6 +335,16 @@ public final class EllenBst extends OffHeapStructure {
                 search(g, key, r);
                 final long l = r[L];
                 final long leafKey = Words.lp(l + KEY);
+                final long leafValue = Words.lp(l + VALUE);
+                try {
+                    if (leafKey != key) {
+                        beginWrite(g, r);
+                    } else {
+                        g.poll();
+                    }
+                } catch (final Restart neutralized) {
+                    continue; // what the search found may rest on freed records: search again
+                }
                 if (leafKey == key) {
                     if (leaf != 0) { // never published
                         domain.freeExclusive(leaf);
@@ -321,12 +352,13 @@ public final class EllenBst extends OffHeapStructure {
                         domain.freeExclusive(internal);
                         domain.freeExclusive(info);
                     }
-                    return Words.lp(l + VALUE);
+                    return leafValue;
                 }
                 final long p = r[P];
                 final long pupdate = r[PUPDATE];
                 if ((pupdate & STATE) != CLEAN) {
                     help(g, pupdate);
+                    g.endWrite();
                     continue;
                 }
                 if (leaf == 0) {
@@ -336,7 +368,7 @@ public final class EllenBst extends OffHeapStructure {
                     info = g.allocate();
                     initNode(g, leaf, key, value, 0, 0);
                 }
-                initNode(g, sibling, leafKey, Words.lp(l + VALUE), 0, 0);
+                initNode(g, sibling, leafKey, leafValue, 0, 0);
                 if (key < leafKey) {
                     initNode(g, internal, leafKey, 0, leaf, sibling);
                 } else {
@@ -347,8 +379,10 @@ public final class EllenBst extends OffHeapStructure {
                     dropInstalled(g, pupdate);
                     helpInsert(g, info, false);
                     dropRef(g, info); // the creator's hold
+                    g.endWrite();
                     return RESERVED;
                 }
+                g.endWrite();
                 // not published: the records are reused by the retry
             }
         } finally {
@@ -366,7 +400,17 @@ public final class EllenBst extends OffHeapStructure {
             while (true) {
                 search(g, key, r);
                 final long l = r[L];
-                if (Words.lp(l + KEY) != key) {
+                final boolean found = Words.lp(l + KEY) == key;
+                try {
+                    if (found) {
+                        beginWrite(g, r);
+                    } else {
+                        g.poll();
+                    }
+                } catch (final Restart neutralized) {
+                    continue; // what the search found may rest on freed records: search again
+                }
+                if (!found) {
                     if (info != 0) {
                         domain.freeExclusive(info); // never published
                     }
@@ -378,14 +422,17 @@ public final class EllenBst extends OffHeapStructure {
                 final long pupdate = r[PUPDATE];
                 if ((gpupdate & STATE) != CLEAN) {
                     help(g, gpupdate);
+                    g.endWrite();
                     continue;
                 }
                 if ((pupdate & STATE) != CLEAN) {
                     help(g, pupdate);
+                    g.endWrite();
                     continue;
                 }
                 final long pupdateInfo = pupdate & ~STATE;
                 if (pupdateInfo != 0 && !acquireRef(pupdateInfo)) {
+                    g.endWrite();
                     continue; // p.update was overwritten meanwhile: a mark could not succeed
                 }
                 if (info == 0) {
@@ -403,6 +450,7 @@ public final class EllenBst extends OffHeapStructure {
                         dropRef(g, pupdateInfo);
                     }
                     dropRef(g, info); // the creator's hold
+                    g.endWrite();
                     if (removed) {
                         return value;
                     }
@@ -412,6 +460,7 @@ public final class EllenBst extends OffHeapStructure {
                 if (pupdateInfo != 0) {
                     dropRef(g, pupdateInfo);
                 }
+                g.endWrite();
                 // not published: reused by the retry
             }
         } finally {
@@ -439,6 +488,9 @@ public final class EllenBst extends OffHeapStructure {
                     search(g, k, r);
                     leafKey = Words.lp(r[L] + KEY);
                     leftTurn = r[LEFT_TURN];
+                    g.poll();
+                } catch (final Restart neutralized) {
+                    continue; // the leaf may have been freed before its key was read: search again
                 }
                 if (leafKey >= k) { // the leaf on k's path is the smallest key >= k
                     if (leafKey == INF) {
@@ -469,6 +521,33 @@ public final class EllenBst extends OffHeapStructure {
      * update words are protected; with validation neither update word is MARK.
      */
     private void search(final Guard g, final long key, final long[] r) {
+        while (true) {
+            try {
+                searchFromRoot(g, key, r);
+                return;
+            } catch (final Restart neutralized) {
+                // the read phase starts over from the root (Guard, "Neutralization")
+            }
+        }
+    }
+
+    /**
+     * Ends the read phase that filled {@code r}: reserves gp, p, l and the info records of their
+     * update words, then begins the write phase (throws {@link Restart} if neutralized meanwhile).
+     * Everything an operation does after its search (helping, info holds, the flag CASes) runs in
+     * the write phase that this begins.
+     */
+    private static void beginWrite(final Guard g, final long[] r) {
+        g.reserve(0, r[GP]);
+        g.reserve(1, r[P]);
+        g.reserve(2, r[L]);
+        g.reserve(3, r[GPUPDATE] & ~STATE);
+        g.reserve(4, r[PUPDATE] & ~STATE);
+        g.beginWrite();
+    }
+
+    /** {@link #search}'s read phase: starts over from the root after helping a marked node; throws {@link Restart}. */
+    private void searchFromRoot(final Guard g, final long key, final long[] r) {
         restart:
         while (true) {
             long gp = 0;
@@ -492,7 +571,12 @@ public final class EllenBst extends OffHeapStructure {
                     if ((now & STATE) == MARK) {
                         // l is being removed; its delete holds l's parent p with DFLAG
                         if (pupdate == ((now & ~STATE) | DFLAG)) {
+                            g.reserve(0, p);
+                            g.reserve(1, l);
+                            g.reserve(2, now & ~STATE);
+                            g.beginWrite();
                             helpDelete(g, now & ~STATE, true);
+                            g.endWrite();
                         }
                         continue restart;
                     }
