@@ -476,7 +476,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * words that hold node pointers (marks allowed). This is the destructor hook of counting
      * schemes: when a counted record's count reaches zero, the scheme releases the targets of
      * these links; other schemes only keep the declaration. A structure declares its links once,
-     * when it is built; structures sharing a domain must declare the same links.
+     * when it is built; structures sharing a domain must declare the same links. A structure
+     * whose records have more than one layout (EllenBst's nodes and info records) declares none:
+     * a counting scheme cannot release its records' children, and must refuse a domain without
+     * declared links.
      *
      * @throws IllegalArgumentException if an offset is not 8-aligned or does not leave room for a
      *                                  word inside {@link #recordBytes()}

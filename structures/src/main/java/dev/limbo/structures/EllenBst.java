@@ -38,6 +38,8 @@ import java.util.Set;
  * scheme that frees on neutralization must also honour the reservations of records that a
  * helper reaches through an info record, which the structure does not reserve: state this when
  * such a scheme arrives (NBR's own papers leave helping structures out for the same reason).
+ * Links are written through the guard; the tree declares no links (ReclaimDomain.declareLinks),
+ * since its records have two layouts, so it cannot run under a counting scheme.
  * }</pre>
  *
  * <pre>{@code
