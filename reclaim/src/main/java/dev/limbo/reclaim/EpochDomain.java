@@ -148,6 +148,7 @@ abstract class EpochDomain extends ReclaimDomain {
 
     private static final VarHandle EPOCH;
     private static final VarHandle BARRIER_EPOCH;
+    private static final VarHandle FALLBACK;
 
     static {
         try {
@@ -155,6 +156,7 @@ abstract class EpochDomain extends ReclaimDomain {
             EPOCH = lookup.findVarHandle(EpochDomain.class, "epoch", long.class).withInvokeExactBehavior();
             BARRIER_EPOCH = lookup.findVarHandle(EpochDomain.class, "barrierEpoch", long.class)
                     .withInvokeExactBehavior();
+            FALLBACK = lookup.findVarHandle(EpochDomain.class, "fallback", boolean.class).withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -406,7 +408,7 @@ abstract class EpochDomain extends ReclaimDomain {
 
         /** Announces local epoch {@code e}: (2) and (3), by the domain's mode. */
         final void announce(final long e) {
-            fenced = !asymmetric || epochs.fallback; // (12): the flag is read before announcing
+            fenced = !asymmetric || (boolean) FALLBACK.getOpaque(epochs); // (12)
             if (!fenced) {
                 ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 2 | ACTIVE); // (2)
                 VarHandle.acquireFence(); // (3): program order only; (8) does the rest
@@ -445,19 +447,21 @@ abstract class EpochDomain extends ReclaimDomain {
         @Override
         public final long protect(final int slot, final long address) {
             slotAddress(slot);
+            final long word = Words.la(address); // (11)
             if (polls) {
-                pollNow(); // (R3)
+                pollNow(); // (R3): confirms the word
             }
-            return Words.la(address); // (11)
+            return word;
         }
 
         @Override
         public final boolean protectIfEqual(final int slot, final long address, final long expected) {
             slotAddress(slot);
+            final boolean equal = Words.la(address) == expected; // (11)
             if (polls) {
-                pollNow(); // (R3)
+                pollNow(); // (R3): confirms the word
             }
-            return Words.la(address) == expected; // (11)
+            return equal;
         }
 
         @Override

@@ -49,12 +49,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * protecting (see the capability).
  *
  * <p>Neutralization (DEBRA+, NBR, NBR+; the JVM's cooperative form of their signals). An operation
- * has read phases and write phases. A read phase only reads shared memory, through
- * {@link #protect} and {@link #protectIfEqual}; a reclaimer may neutralize the thread at any
- * time during it, and the thread learns of it at its next poll: {@code protect},
- * {@code protectIfEqual}, {@link #poll} or {@link #beginWrite} throws the preallocated
- * {@link Restart}, and the pointers that the read phase reached may already be freed. A
- * structure therefore:
+ * has read phases and write phases. A read phase only reads shared memory, and takes every
+ * pointer it follows from {@link #protect} or {@link #protectIfEqual}; a reclaimer may
+ * neutralize the thread at any time during it, and the thread learns of it at its next poll:
+ * {@code protect}, {@code protectIfEqual}, {@link #poll} or {@link #beginWrite} throws the
+ * preallocated {@link Restart}, and the records that the read phase reached may already be freed.
+ * A protect polls after its load, so the word it returns was read before any neutralization
+ * that could free the record it came from; a plain read of a node's other fields (a key, a
+ * value) is confirmed only by the next poll, and may decide an answer or a write only after it.
+ * A structure therefore:
  * <ol>
  *   <li>runs each read phase in a loop that catches {@link Restart} and starts the phase over
  *       from a root of the structure (head, root, sentinels), in the same section;</li>
@@ -137,10 +140,10 @@ public abstract class Guard implements AutoCloseable {
      * domain injects restarts. False for every other scheme, so that polling costs a never-taken branch.
      */
     final boolean polls;
-    /** Bit d: the section at depth d must restart its read phase at its next poll (a deeper one restarted). */
-    private int pendingRestarts;
-    /** Bit d: the section at depth d is in a write phase (between beginWrite and endWrite). */
-    private int writing;
+    /** Bit d - 1: the section at depth d must restart its read phase at its next poll (a deeper one restarted). */
+    private long pendingRestarts;
+    /** Bit d - 1: the section at depth d is in a write phase (between beginWrite and endWrite). */
+    private long writing;
     /** Restart injection: polls left until the next injected restart. */
     private int injectCountdown;
     /** 1 while a reclaimer's neutralization is pending; set by {@link ReclaimDomain#neutralize}. */
@@ -260,21 +263,22 @@ public abstract class Guard implements AutoCloseable {
         if (polls) {
             VarHandle.fullFence(); // (R4)
             pollNow();
-            writing |= 1 << nesting;
+            writing |= 1L << (nesting - 1);
         }
     }
 
     /** Ends the write phase that {@link #beginWrite} began: a new read phase begins, and polls throw again. */
     public final void endWrite() {
         if (polls) {
-            writing &= ~(1 << nesting);
+            writing &= ~(1L << (nesting - 1));
         }
     }
 
     /** {@link #poll} for a polling guard. */
     final void pollNow() {
         checkPinned();
-        final int depth = 1 << nesting;
+        VarHandle.acquireFence(); // the reads that the poll confirms come before its read of the mark
+        final long depth = 1L << (nesting - 1);
         if ((writing & depth) == 0 && ((int) NEUTRALIZED.getVolatile(this) != 0 // (R3)
                 || (pendingRestarts & depth) != 0 || injectNow())) {
             restart();
@@ -292,9 +296,11 @@ public abstract class Guard implements AutoCloseable {
 
     /** Clears the mark, makes every enclosing depth restart at its next poll, and throws. */
     private void restart() {
-        NEUTRALIZED.setOpaque(this, 0);
-        final int depth = 1 << nesting;
-        pendingRestarts = (pendingRestarts | (depth - 2)) & ~depth; // depths 1 .. nesting - 1
+        // a full fence with the clear: no read of the restarted phase may pass it, or a mark set
+        // meanwhile could be erased after the read (and the read's record freed unnoticed)
+        final int previous = (int) NEUTRALIZED.getAndSet(this, 0);
+        final long depth = 1L << (nesting - 1);
+        pendingRestarts = (pendingRestarts | (depth - 1)) & ~depth; // depths 1 .. nesting - 1
         RESTARTS.setOpaque(this, (long) RESTARTS.getOpaque(this) + 1);
         restarting();
         throw Restart.INSTANCE;
@@ -312,9 +318,14 @@ public abstract class Guard implements AutoCloseable {
         NEUTRALIZED.setVolatile(this, 1); // (R2)
     }
 
-    /** Outermost pin of a polling guard: a mark set before the section read anything is moot. */
+    /**
+     * Outermost pin of a polling guard: a mark set before the section read anything is moot. The
+     * clear is a getAndSet (a full fence), so that no read of the section passes it.
+     */
     final void clearNeutralization() {
-        NEUTRALIZED.setOpaque(this, 0);
+        if ((int) NEUTRALIZED.getVolatile(this) != 0) {
+            final int previous = (int) NEUTRALIZED.getAndSet(this, 0);
+        }
     }
 
     /** Region offset of reservation {@code slot} in the current window. */
@@ -364,7 +375,7 @@ public abstract class Guard implements AutoCloseable {
 
     /** A polling guard's section at {@code depth} ends: its restart and write state, and its reservations. */
     private void endSection(final int depth) {
-        final int outer = (1 << depth) - 1;
+        final long outer = (1L << (depth - 1)) - 1;
         pendingRestarts &= outer;
         writing &= outer;
         final long base = row + ReclaimDomain.HAZARDS + ((long) domain.slotWords + (long) (depth - 1) * domain.slots) * Long.BYTES;

@@ -166,14 +166,14 @@ final class HazardPointers extends ReclaimDomain {
         public long protect(final int slot, final long address) {
             final long hazard = slotAddress(slot);
             used |= 1L << ((hazard - row) >>> 3);
-            if (polls) {
-                pollNow(); // (R3)
-            }
             long p = Words.la(address); // (1)
             while (true) {
                 Words.xchg(hazard, p & ~MARK_BITS); // (2), (3)
                 final long q = Words.la(address); // (1)
                 if ((q & ~MARK_BITS) == (p & ~MARK_BITS)) {
+                    if (polls) {
+                        pollNow(); // (R3): confirms the word
+                    }
                     return q;
                 }
                 p = q;
@@ -184,11 +184,12 @@ final class HazardPointers extends ReclaimDomain {
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             final long hazard = slotAddress(slot);
             used |= 1L << ((hazard - row) >>> 3);
-            if (polls) {
-                pollNow(); // (R3)
-            }
             Words.xchg(hazard, expected & ~MARK_BITS); // (2), (3)
-            return Words.la(address) == expected; // (1)
+            final boolean equal = Words.la(address) == expected; // (1)
+            if (polls) {
+                pollNow(); // (R3): confirms the word
+            }
+            return equal;
         }
 
         @Override

@@ -76,19 +76,21 @@ final class NoReclamation extends ReclaimDomain {
         @Override
         public long protect(final int slot, final long address) {
             slotAddress(slot);
+            final long word = Words.la(address); // (1)
             if (polls) {
-                pollNow(); // (R3)
+                pollNow(); // (R3): confirms the word
             }
-            return Words.la(address); // (1)
+            return word;
         }
 
         @Override
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             slotAddress(slot);
+            final boolean equal = Words.la(address) == expected; // (1)
             if (polls) {
-                pollNow(); // (R3)
+                pollNow(); // (R3): confirms the word
             }
-            return Words.la(address) == expected; // (1)
+            return equal;
         }
 
         @Override

@@ -4,6 +4,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -188,12 +189,13 @@ class NeutralizationTest {
     void linksAreDeclaredOnceAndChecked() {
         final LimboAllocator a = LimboAllocator.create();
         final ReclaimDomain d = ReclaimDomain.builder(Scheme.EBR).allocator(a).recordBytes(32).build();
-        assertArrayEquals(new long[0], d.links());
+        assertNull(d.links());
         d.declareLinks(24, 16);
         d.declareLinks(16, 24); // a second structure with the same nodes
         assertArrayEquals(new long[] {16, 24}, d.links());
         final IllegalStateException other = assertThrows(IllegalStateException.class, () -> d.declareLinks(8));
         assertTrue(other.getMessage().contains("must have the same node links"), other.getMessage());
+        assertThrows(IllegalStateException.class, d::declareLinks, "no countable links: conflicts with links");
         for (final long bad : new long[] {-8, 4, 32, 40}) {
             final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.declareLinks(bad));
             assertTrue(e.getMessage().contains("not an 8-aligned word inside the domain's 32-byte records"), e.getMessage());

@@ -38,8 +38,9 @@ import java.util.Set;
  * scheme that frees on neutralization must also honour the reservations of records that a
  * helper reaches through an info record, which the structure does not reserve: state this when
  * such a scheme arrives (NBR's own papers leave helping structures out for the same reason).
- * Links are written through the guard; the tree declares no links (ReclaimDomain.declareLinks),
- * since its records have two layouts, so it cannot run under a counting scheme.
+ * Links are written through the guard; the tree declares an empty set of links
+ * (ReclaimDomain.declareLinks), since its records have two layouts, so it cannot run under a
+ * counting scheme nor share its domain with a structure that declares links.
  * }</pre>
  *
  * <pre>{@code
@@ -248,6 +249,7 @@ public final class EllenBst extends OffHeapStructure {
      */
     public EllenBst(final ReclaimDomain domain) {
         super(domain, SLOTS, RECORD_BYTES);
+        domain.declareLinks(); // two record layouts: no countable links
         this.validates = domain.has(Capability.PROTECTION_NEEDS_VALIDATION);
         final long inf1 = domain.allocateExclusive();
         final long inf2 = domain.allocateExclusive();

@@ -41,7 +41,9 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * Neutralization (Guard, "Neutralization"): pop's protect and its read of t.next are the read
  * phase; it reserves t and calls beginWrite before (1), so that next came from a node that was
  * safe (a restart starts the pop over), and reads the value in the write phase. push reads no
- * node, so it has no read phase. Links go through the guard (initLink, store on retry, cas).
+ * node, so it has no read phase. Links go through the guard (initLink, store on retry, cas); the
+ * top that push links its node to is not protected (push never dereferences it), so a counting
+ * scheme must count a target it did not protect (LFRC's type-stable records allow it).
  * }</pre>
  */
 public final class TreiberStack extends OffHeapStructure {
