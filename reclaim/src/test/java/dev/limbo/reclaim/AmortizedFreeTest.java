@@ -137,6 +137,35 @@ class AmortizedFreeTest {
     }
 
     /**
+     * bypassPool (the Token-EBR paper frees straight to the allocator, where batch frees hurt):
+     * every record freed goes back to the allocator at its free, none waits in the pool's bags.
+     * Without it, the same frees leave the records cached in the thread's pool bag, still in use
+     * as far as the allocator can tell.
+     */
+    @ParameterizedTest
+    @MethodSource(AMORTIZED)
+    void bypassPoolSendsEveryFreedRecordStraightToTheAllocator(final Scheme scheme) {
+        for (final boolean bypass : new boolean[] {false, true}) {
+            final LimboAllocator a = LimboAllocator.create();
+            final ReclaimDomain d = builder(scheme, a).freesPerPin(1000).adaptive(false).bypassPool(bypass).build();
+            try {
+                d.pin().close(); // the thread's guard and its bags exist before the baseline
+                final long baseline = a.stats().bytesInUse();
+                retireBatch(d, 500);
+                pinUntilFreed(d, 500);
+                final long cached = a.stats().bytesInUse() - baseline;
+                if (bypass) { // what stays is the bags' own pointer blocks (2 KiB each), not records
+                    assertTrue(cached < 500 * RECORD / 2, "with bypassPool, " + cached + " bytes stayed in use");
+                } else {
+                    assertTrue(cached >= 500 * RECORD, "without bypassPool the pool caches the records: " + cached + " bytes");
+                }
+            } finally {
+                d.close();
+            }
+        }
+    }
+
+    /**
      * Asserts the frees per pin of a batch of {@code n}: nothing for at least two pins (the batch
      * waits for its grace period), then exactly {@code f} per pin until fewer than f are left.
      */
