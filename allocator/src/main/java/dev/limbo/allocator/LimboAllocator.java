@@ -589,15 +589,24 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     }
 
     /**
-     * Returns the calling thread's cached blocks, adopts the caches of terminated threads, returns
-     * the blocks of the spare caches, and decommits every free page run. Returns the bytes
-     * decommitted.
+     * Returns the calling thread's cached blocks, the blocks of every striped cache that no virtual
+     * thread is using at the moment, adopts the caches of terminated threads, returns the blocks of
+     * the spare caches, and decommits every free page run. Returns the bytes decommitted.
      */
     public long trim() {
         checkOpen();
         final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
         if (local != null) {
             local.drain();
+        }
+        for (final ThreadCache stripe : stripes) {
+            if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it
+                try {
+                    stripe.drain();
+                } finally {
+                    stripe.release();
+                }
+            }
         }
         Participants.reapTerminated();
         for (int i = 0; i < spares.length(); i++) {
