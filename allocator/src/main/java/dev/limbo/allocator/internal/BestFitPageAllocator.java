@@ -52,7 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * (merged) run.
  *
  * Progress: lock-free (skip-list operations are lock-free; a retry of allocate follows another
- * thread's successful removal or this thread's grow, and its re-check yields at most RECHECKS
+ * thread's successful removal or this thread's grow, and its re-check spins at most RECHECKS
  * times for runs in flight before it grows, so it never waits for another thread unboundedly).
  * Growing calls Region.claim (a CAS loop) and PageMap.charge (a monitor, taken once per grow and
  * held for at most one counter update); commit/decommit are bookkeeping plus madvise, a system call.
@@ -115,8 +115,11 @@ public final class BestFitPageAllocator {
     private final AtomicLong retainedPages = new AtomicLong();
     private final AtomicLong freePages = new AtomicLong();
     private final AtomicLong peakPages = new AtomicLong();
-    /** How many times an allocate that finds no run looks again, while runs are in flight, before it grows. */
-    private static final int RECHECKS = 16;
+    /**
+     * How many times an allocate that finds no run looks again, while runs are in flight, before it
+     * grows: a split or a merge holds its run out of the trees for a few skip-list operations.
+     */
+    private static final int RECHECKS = 64;
 
     /**
      * @param retainBytes free bytes kept committed before freed runs are decommitted
@@ -165,7 +168,7 @@ public final class BestFitPageAllocator {
                 // (7b) volatile load: a run out of the trees for a moment (a split's remainder, a
                 // free, another grow) may fit; look again before claiming new address space.
                 if (inFlight.get() > 0 && rechecks++ < RECHECKS) {
-                    Thread.yield();
+                    Thread.onSpinWait(); // not yield: a virtual thread would let others pile up here
                     continue;
                 }
                 rechecks = 0;
