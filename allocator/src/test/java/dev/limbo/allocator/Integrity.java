@@ -180,18 +180,33 @@ final class Integrity {
         return mine;
     }
 
-    /** The page allocator's free runs are disjoint, inside claimed space, and own no page. */
+    /**
+     * The page allocator's free runs are disjoint, inside claimed space, and own no page; the runs of
+     * its committed tree are wholly committed (and counted retained), those of its decommitted tree
+     * wholly decommitted.
+     */
     private static void assertFreeRuns() throws ReflectiveOperationException {
-        final Field f = BestFitPageAllocator.class.getDeclaredField("tree");
-        f.setAccessible(true);
-        final NavigableSet<?> tree = (NavigableSet<?>) f.get(BestFitPageAllocator.global());
+        final long committedFlag = flag("COMMITTED");
+        final long retainedFlag = flag("RETAINED");
         final Map<Long, Long> runs = new java.util.TreeMap<>();
-        for (final Object run : tree) {
-            final Method start = run.getClass().getDeclaredMethod("start");
-            final Method pages = run.getClass().getDeclaredMethod("pages");
-            start.setAccessible(true);
-            pages.setAccessible(true);
-            runs.put((Long) start.invoke(run), (Long) pages.invoke(run));
+        for (final String treeName : new String[] {"committed", "decommitted"}) {
+            final Field f = BestFitPageAllocator.class.getDeclaredField(treeName);
+            f.setAccessible(true);
+            final NavigableSet<?> tree = (NavigableSet<?>) f.get(BestFitPageAllocator.global());
+            final long expected = treeName.equals("committed") ? committedFlag | retainedFlag : 0;
+            for (final Object run : tree) {
+                final Method start = run.getClass().getDeclaredMethod("start");
+                final Method pages = run.getClass().getDeclaredMethod("pages");
+                start.setAccessible(true);
+                pages.setAccessible(true);
+                final long first = (Long) start.invoke(run);
+                final long n = (Long) pages.invoke(run);
+                assertEquals(null, runs.put(first, n), "two free runs start at page " + first);
+                for (long p = first; p < first + n; p++) {
+                    assertEquals(expected, PageMap.flags(p) & (committedFlag | retainedFlag),
+                            "page " + p + " of a run of the " + treeName + " tree: flags " + PageMap.flags(p));
+                }
+            }
         }
         long end = 0;
         for (final Map.Entry<Long, Long> run : runs.entrySet()) {
@@ -204,5 +219,11 @@ final class Integrity {
                 assertEquals(0L, PageMap.owner(p), "free page " + p + " has an owner");
             }
         }
+    }
+
+    private static long flag(final String name) throws ReflectiveOperationException {
+        final Field f = BestFitPageAllocator.class.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.getLong(null);
     }
 }

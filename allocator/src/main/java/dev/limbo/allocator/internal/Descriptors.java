@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * DescriptorRetire); digest §3.7 and §7.1. The table grows in chunks of 1024 descriptors (64 KiB),
  * each a run of pages of the page allocator (so that release() can give the table back when its
  * allocator closes); a chunk's first descriptor goes to the caller and the rest are pushed onto
- * the recycle stack with one CAS.
+ * the recycle stack with one CAS. A carver that finds the recycle stack filled once it has its
+ * pages (another thread carved meanwhile) gives the pages back and pops instead.
  *
  * Invariants:
  *  - A descriptor index, once handed out, always addresses the same 64 bytes (type stability), so
@@ -113,6 +114,14 @@ public final class Descriptors {
 
     private int carve() {
         final long run = pages.allocate(CHUNK_PAGES); // before the index: a failure reserves nothing
+        // Threads that found the recycle stack empty at once all get here; the page allocation may
+        // block (a grow's monitor), and a virtual thread blocked there lets others in. Once one of
+        // them pushed its chunk, the others take from it instead of carving chunks nobody needs.
+        final int recycled = pop(RECYCLE, DescriptorLayout.NEXT_FREE);
+        if (recycled != 0) {
+            pages.free(run, CHUNK_PAGES);
+            return recycled;
+        }
         final int chunk = carvedChunks.getAndIncrement();
         if (chunk >= chunks.length) {
             carvedChunks.decrementAndGet();

@@ -89,13 +89,19 @@ class BestFitPageAllocatorTest {
         assertTrue(!pages.isClean(a, 4));
         pages.free(c, 4);
         assertEquals(bytes(8), pages.retainedBytes());
-        pages.free(b, 4); // over the limit: the merged run is decommitted
+        pages.free(b, 4); // over the limit: b is decommitted, and stays apart from its committed neighbours
+        assertEquals(bytes(8), pages.retainedBytes());
+        assertEquals(bytes(8), pages.committedBytes());
+        assertTrue(pages.isClean(b, 4));
+        assertEquals(bytes(8), pages.trim()); // a and c, which now merge with b (and the free tail)
         assertEquals(0, pages.retainedBytes());
         assertEquals(0, pages.committedBytes());
+        assertEquals(1, pages.freeRuns());
         final long again = pages.allocate(12);
         assertEquals(a, again, "the coalesced run is reused from its start");
         assertTrue(pages.isClean(again, 12));
         pages.free(again, 12);
+        assertEquals(0, pages.retainedBytes(), "12 pages are over the limit");
         final long d = pages.allocate(2);
         pages.free(d, 2);
         assertEquals(bytes(2), pages.retainedBytes());
@@ -104,6 +110,39 @@ class BestFitPageAllocatorTest {
         assertEquals(0, pages.committedBytes());
         assertEquals(1, pages.freeRuns());
         assertEquals(bytes(12), pages.peakCommittedBytes(), "the most committed at once: a, b and c, or the 12 again");
+    }
+
+    @Test
+    void anAllocationTakesCommittedFreePagesBeforeABetterFittingDecommittedRun() {
+        final BestFitPageAllocator pages = new BestFitPageAllocator(bytes(4), 16);
+        final long a = pages.allocate(4);
+        pages.allocate(1);
+        final long c = pages.allocate(1);
+        pages.allocate(10); // the 16 grown pages are all in use
+        pages.free(a, 4); // retained: 4 committed free pages
+        pages.free(c, 1); // over the limit: a decommitted 1-page run, the best fit for 1 page
+        assertEquals(bytes(4), pages.retainedBytes());
+        final long committed = pages.committedBytes();
+        final long p = pages.allocate(1);
+        assertEquals(committed, pages.committedBytes(), "committed a fresh page while 4 committed pages were free");
+        assertEquals(a, p, "the best fit among the committed runs");
+        assertEquals(bytes(3), pages.retainedBytes());
+    }
+
+    @Test
+    void aRunGrownFromTheRegionMergesWithTheFreeTail() {
+        final Region region = Region.global();
+        final BestFitPageAllocator pages = new BestFitPageAllocator(0, 8);
+        final long a = pages.allocate(6); // grows 8 pages: a free tail of 2 follows a
+        final long claimed = region.claimedBytes();
+        final long b = pages.allocate(20); // no run fits: grows 20 pages, right after the tail
+        assertEquals(claimed + bytes(20), region.claimedBytes(), "another thread claimed region space meanwhile");
+        assertEquals(a + 6, b, "the grown run was not merged with the 2-page free tail before it");
+        assertEquals(1, pages.freeRuns(), "the 2 pages left over after b");
+        pages.free(a, 6);
+        pages.free(b, 20);
+        assertEquals(1, pages.freeRuns());
+        assertEquals(bytes(28), pages.freeBytes());
     }
 
     @Test
