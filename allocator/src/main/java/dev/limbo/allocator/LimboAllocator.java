@@ -117,12 +117,6 @@ import java.util.function.IntConsumer;
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
  * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
  *
- * Memory that comes back: trim() drains its caller's cache, every stripe it can claim (the claim
- * excludes virtual threads as it does between them; a stripe that is claimed is in use, so not
- * idle), the spares, and asks every other platform thread's cache for an early decay tick
- * (ThreadCache notes), which that thread runs on its next call: nobody but the owner touches a
- * platform thread's cache, and the fast paths pay no fence to let anyone else in.
- *
  * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
  * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
  * monitor, so that a dead thread's cache is never flushed into superblocks that close() is giving
@@ -598,26 +592,12 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      * Returns the calling thread's cached blocks, the blocks of every striped cache that no virtual
      * thread is using at the moment, adopts the caches of terminated threads, returns the blocks of
      * the spare caches, and decommits every free page run. Returns the bytes decommitted.
-     *
-     * <p>Other platform threads' caches are theirs alone, so trim cannot empty them; it asks each
-     * for an early decay tick instead, which its thread runs on its next call to the allocator:
-     * the blocks of every size class the thread did not use since its previous tick go back to
-     * their superblocks (and those to the page allocator once empty; a later trim decommits them).
-     * Every cache also ticks by itself every {@value ThreadCache#DECAY_INTERVAL} calls, so a size
-     * class a thread stopped using does not keep its blocks and superblock in that thread's cache.
-     * A thread that never calls the allocator again keeps its cache until it terminates.
      */
     public long trim() {
         checkOpen();
         final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
         if (local != null) {
             local.drain();
-        }
-        for (int i = 0; i < caches.length(); i++) {
-            final ThreadCache cache = caches.get(i);
-            if (cache != null && cache != local) {
-                cache.requestDecay();
-            }
         }
         for (final ThreadCache stripe : stripes) {
             if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it

@@ -24,21 +24,9 @@ import java.util.Locale;
  * <pre>{@code
  * Implementation notes
  *
- * Layout: the state of class c is five words at slots[8c]: HEAD, COUNT, CURRENT, CAP and LOW, in
- * one array and at most two cache lines, so that an allocate or a free pays two range checks. A
- * free tells a small block of this allocator by one comparison of its owner word's tag
- * (PageMap.TAG_SHIFT).
- *
- * Decay (jemalloc's tcache GC): every DECAY_INTERVAL allocates and frees through the cache (a
- * countdown, ticks), the owner returns, class by class, the blocks it did not use during the
- * interval: LOW is the low-water mark of COUNT since the last tick (allocate lowers it, a refill
- * sets it to 0: the class ran dry; the tick takes min(LOW, COUNT), since flushes lower COUNT
- * without touching LOW, and sets LOW to what is left), and that many blocks at
- * the bottom of the list, the least recently freed, go back to their superblocks; the owned
- * superblock of a class that returns blocks is abandoned first, as before a flush. A class used
- * once is returned whole by the second tick after its use, and its superblock with it. trim()
- * asks every platform thread's cache for a tick on its owner's next call (requestDecay): the
- * cache is the owner's alone, so nobody else may empty it.
+ * Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, in one
+ * array and one cache line, so that an allocate or a free pays two range checks. A free tells a
+ * small block of this allocator by one comparison of its owner word's tag (PageMap.TAG_SHIFT).
  *
  * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
  * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
@@ -54,7 +42,7 @@ import java.util.Locale;
  * calling thread's id, or a stripe it claimed. With OWNER_RETURN, CURRENT is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
  * cache is retired, and kept by a spare for the thread it passes to.
- * CAP is the allocator's cap for the class, copied here. LOW <= COUNT need not hold (see Decay).
+ * CAP is the allocator's cap for the class, copied here.
  *
  * Linearization points: allocate - the pop of HEAD (thread-local), or the anchor CAS of a fill;
  * free - the push (thread-local), the remote-list CAS (OWNER_RETURN), or the anchor CAS of a flush.
@@ -64,22 +52,16 @@ import java.util.Locale;
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
  * plain fields to the next claimer; a spare passes through the allocator's spares array (a
  * compareAndSet, then a getAndSet: the same hand-over). Remote-list and anchor accesses are in
- * LimboAllocator. (3) opaque store of ticks by requestDecay (trim, on another thread), racing with
- * the owner's plain decrement: a benign race on an int. If the owner's store overwrites the
- * request, or its reads do not see it yet, the tick comes at the interval's natural end, at most
- * DECAY_INTERVAL calls later; a tick that comes early only makes an interval shorter.
+ * LimboAllocator.
  * }</pre>
  */
 public final class ThreadCache {
 
     private static final VarHandle BUSY;
-    private static final VarHandle TICKS;
 
     static {
         try {
             BUSY = MethodHandles.lookup().findVarHandle(ThreadCache.class, "busy", int.class)
-                    .withInvokeExactBehavior();
-            TICKS = MethodHandles.lookup().findVarHandle(ThreadCache.class, "ticks", int.class)
                     .withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -101,17 +83,8 @@ public final class ThreadCache {
     private static final int COUNT = 1;
     private static final int CURRENT = 2;
     private static final int CAP = 3;
-    private static final int LOW = 4;
-    private static final int SHIFT = 3;
-    /** Per size class c, the words HEAD, COUNT, CURRENT, CAP and LOW at {@code 8c}; see the notes. */
-    private final long[] slots = new long[(SizeClasses.COUNT + 1) << SHIFT];
-    /**
-     * Calls ({@code allocate} and {@code free}) through one cache between two decay ticks, at which
-     * the cache returns the blocks of each size class that it did not use since the previous tick.
-     */
-    public static final int DECAY_INTERVAL = 8192;
-    /** Calls left until the next decay tick; written by the owner, and by requestDecay (3). */
-    private int ticks = DECAY_INTERVAL;
+    /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
+    private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
     /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
     final long[] quarantine;
     int quarantineNext;
@@ -137,7 +110,7 @@ public final class ThreadCache {
         this.checked = allocator.checked;
         this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            slots[(sc << SHIFT) + CAP] = allocator.cap[sc];
+            slots[(sc << 2) + CAP] = allocator.cap[sc];
         }
         this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
     }
@@ -155,24 +128,17 @@ public final class ThreadCache {
 
     /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
     long allocateHere(final long bytes) {
-        if (--ticks == 0) {
-            decay();
-        }
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return allocator.allocateLarge(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
         final long[] s = slots;
-        final int at = sc << SHIFT;
-        // The highest index first: its range check covers the ones below it.
-        long low = s[at + LOW];
+        final int at = sc << 2;
         long n = s[at + COUNT];
         long block = s[at + HEAD];
         if (n == 0) {
             n = refill(sc);
             block = s[at + HEAD];
-            low = 0; // the class ran dry: it used every block it had this interval
-            s[at + LOW] = 0;
         }
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
@@ -182,9 +148,6 @@ public final class ThreadCache {
         }
         s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
-        if (n - 1 < low) {
-            s[at + LOW] = n - 1;
-        }
         if (checked) {
             allocator.markAllocated(block, sc);
         }
@@ -204,9 +167,6 @@ public final class ThreadCache {
 
     /** {@link #free} for the thread that holds the cache: its owner, or the claimer of a stripe. */
     void freeHere(final long ptr) {
-        if (--ticks == 0) {
-            decay();
-        }
         final long owner = LimboAllocator.ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
             allocator.freeNotSmall(ptr, owner);
@@ -219,7 +179,7 @@ public final class ThreadCache {
                 quarantine(ptr);
                 return;
             }
-        } else if (slots[(sc << SHIFT) + HEAD] == ptr && slots[(sc << SHIFT) + COUNT] > 0 // unchecked: freed twice in a row,
+        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
                 || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
         }
@@ -288,7 +248,7 @@ public final class ThreadCache {
 
     void push(final long ptr, final int sc, final int descriptor) {
         final long[] s = slots;
-        final int at = sc << SHIFT;
+        final int at = sc << 2;
         // The highest index first: its range check covers the three below it.
         final long cap = s[at + CAP];
         // CURRENT stays 0 unless the policy is owner return, so a block of the owned superblock (the
@@ -309,27 +269,27 @@ public final class ThreadCache {
 
     /** The first block of the cached list of class {@code sc}. */
     long head(final int sc) {
-        return slots[(sc << SHIFT) + HEAD];
+        return slots[(sc << 2) + HEAD];
     }
 
     /** The number of cached blocks of class {@code sc}. */
     int count(final int sc) {
-        return (int) slots[(sc << SHIFT) + COUNT];
+        return (int) slots[(sc << 2) + COUNT];
     }
 
     /** Replaces the cached list of class {@code sc} (fills, and tests that stage a cache). */
     void setList(final int sc, final long head, final int count) {
-        slots[(sc << SHIFT) + HEAD] = head;
-        slots[(sc << SHIFT) + COUNT] = count;
+        slots[(sc << 2) + HEAD] = head;
+        slots[(sc << 2) + COUNT] = count;
     }
 
     /** OWNER_RETURN: the descriptor of the superblock this cache owns for class {@code sc}, or 0. */
     int current(final int sc) {
-        return (int) slots[(sc << SHIFT) + CURRENT];
+        return (int) slots[(sc << 2) + CURRENT];
     }
 
     void setCurrent(final int sc, final int descriptor) {
-        slots[(sc << SHIFT) + CURRENT] = descriptor;
+        slots[(sc << 2) + CURRENT] = descriptor;
     }
 
     private void quarantine(final long ptr) {
@@ -383,7 +343,24 @@ public final class ThreadCache {
         int returned;
         if (allocator.policy == FlushPolicy.PARTIAL_FLUSH && n > 1) {
             // Keep the most recently freed (cache-hot) half on top; return the older half below it.
-            returned = returnBelow(sc, n / 2);
+            int keep = n / 2;
+            returned = n - keep;
+            final int size = SizeClasses.size(sc);
+            long last = head(sc);
+            for (int i = 1; i < keep; i++) {
+                final long next = last + size + Words.lp(last);
+                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
+                    allocator.broken(); // keep the blocks before the broken link, drop the rest
+                    keep = i;
+                    returned = 0;
+                    break;
+                }
+                last = next;
+            }
+            final long rest = last + size + Words.lp(last); // flushList checks it
+            setList(sc, head(sc), keep);
+            returnedBytes += (long) returned * size;
+            allocator.flushList(rest, returned, sc);
         } else {
             returned = n;
             returnList(sc);
@@ -394,59 +371,6 @@ public final class ThreadCache {
             event.blocks = returned;
             event.commit();
         }
-    }
-
-    /**
-     * Keeps the {@code keep} most recently freed blocks of class {@code sc} ({@code 0 < keep <}
-     * count) and returns the others to their superblocks; returns how many it returned. The caller
-     * has abandoned the class's owned superblock.
-     */
-    private int returnBelow(final int sc, final int keep) {
-        final int size = SizeClasses.size(sc);
-        long last = head(sc);
-        for (int i = 1; i < keep; i++) {
-            final long next = last + size + Words.lp(last);
-            if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
-                allocator.broken(); // keep the blocks before the broken link, drop the rest
-                setList(sc, head(sc), i);
-                return 0;
-            }
-            last = next;
-        }
-        final int returned = count(sc) - keep;
-        final long rest = last + size + Words.lp(last); // flushList checks it
-        setList(sc, head(sc), keep);
-        returnedBytes += (long) returned * size;
-        allocator.flushList(rest, returned, sc);
-        return returned;
-    }
-
-    /**
-     * A decay tick: returns, class by class, the blocks not used since the last tick (the low-water
-     * mark of the list), the least recently freed ones; see the notes.
-     */
-    private void decay() {
-        ticks = DECAY_INTERVAL;
-        final long[] s = slots;
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            final int at = sc << SHIFT;
-            final long n = s[at + COUNT];
-            final long unused = Math.min(s[at + LOW], n);
-            if (unused > 0) {
-                abandon(sc);
-                if (unused == n) {
-                    returnList(sc);
-                } else {
-                    returnBelow(sc, (int) (n - unused));
-                }
-            }
-            s[at + LOW] = s[at + COUNT];
-        }
-    }
-
-    /** Asks for a decay tick on the owner's next call; any thread may call it (3). */
-    void requestDecay() {
-        TICKS.setOpaque(this, 1);
     }
 
     /** Empties the cache completely (thread exit, trim). */
