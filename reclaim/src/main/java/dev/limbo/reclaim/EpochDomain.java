@@ -13,8 +13,12 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What the epoch schemes ({@link FraserEbr}, {@link Debra}) share: the global epoch, the
- * announcement encoding, three limbo bags per thread, the full scan, flush and thread exit.
+ * What the epoch schemes ({@link FraserEbr}, {@link Debra}; and, with hooks of their own,
+ * {@link QuiescentStateReclamation}, {@link HartNewEbr} and {@link RcuEpochReservation}) share:
+ * the global epoch, the announcement encoding, three limbo bags per thread, the full scan, flush
+ * and thread exit. The notes below are those of the EBR-shaped schemes (ebr, debra); qsbr and
+ * nebr keep their announcement between sections and add idle inference (their notes), rcu
+ * reuses only the announcements, the heavy barrier and the epoch counter (its notes).
  *
  * <pre>{@code
  * Implementation notes (shared part)

@@ -704,8 +704,9 @@ class SchemeSuiteTest {
      *       {@link Participants#highWater()}; n * B in all). Only the retiring thread retires here, so
      *       unreclaimed nodes stay within B (checked every 500 retires), far below 20 000.</li>
      *   <li>No bound ({@code Long.MAX_VALUE}: the epoch schemes {@code ebr}, {@code debra},
-     *       {@code ebr-af}, {@code debra-af}, whose epoch cannot pass the stalled thread's epoch + 1,
-     *       and {@code none}): nothing retired after the stalled thread pinned is freed, so
+     *       {@code ebr-af}, {@code debra-af}, {@code qsbr}, {@code nebr} and their -af forms, whose
+     *       epoch cannot pass the stalled thread's epoch + 1; {@code rcu} and {@code rcu-af}, whose
+     *       stalled reservation holds back everything retired since; and {@code none}): nothing retired after the stalled thread pinned is freed, so
      *       unreclaimed nodes are at least the number retired since.</li>
      *   <li>{@code none} frees nothing at all.</li>
      * </ul>
