@@ -13,8 +13,12 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What the epoch schemes ({@link FraserEbr}, {@link Debra}) share: the global epoch, the
- * announcement encoding, three limbo bags per thread, the full scan, flush and thread exit.
+ * What the epoch schemes ({@link FraserEbr}, {@link Debra}; and, with hooks of their own,
+ * {@link QuiescentStateReclamation}, {@link HartNewEbr} and {@link RcuEpochReservation}) share:
+ * the global epoch, the announcement encoding, three limbo bags per thread, the full scan, flush
+ * and thread exit. The notes below are those of the EBR-shaped schemes (ebr, debra); qsbr and
+ * nebr keep their announcement between sections and add idle inference (their notes), rcu
+ * reuses only the announcements, the heavy barrier and the epoch counter (its notes).
  *
  * <pre>{@code
  * Implementation notes (shared part)
@@ -200,7 +204,7 @@ abstract class EpochDomain extends ReclaimDomain {
      * once a heavy barrier (8) completed after E reached {@code e}, issuing one unless another was
      * issued less than the builder's heavy barrier interval ago (then false: try again later).
      */
-    final boolean scansTrusted(final long e) {
+    boolean scansTrusted(final long e) {
         if (!asymmetricFence || (long) BARRIER_EPOCH.getAcquire(this) == e) { // (9)
             return true;
         }
@@ -237,10 +241,78 @@ abstract class EpochDomain extends ReclaimDomain {
         return true;
     }
 
+    /** Whether a heavy barrier failed at run time (12). */
+    final boolean fellBack() {
+        return fallback;
+    }
+
+    /**
+     * Whether the scheme is EBR-shaped (ebr, debra): each outermost pin announces a validated
+     * epoch, each outermost unpin announces quiescence, and the epoch advances only past threads
+     * quiescent or current. The tests of that shape (ReclaimTestSupport#epochSchemes) apply to it;
+     * qsbr, nebr and rcu keep announcements across sections or advance otherwise.
+     */
+    boolean ebrShaped() {
+        return true;
+    }
+
+    /**
+     * Idle inference (qsbr, nebr; see Qsbr's notes): whether the nesting words that a scanner
+     * reads from now on show every section begun before E reached {@code e}: where the kernel
+     * lacks membarrier, every pin fences (ReclaimDomain's (C2)) and the scanner fences here;
+     * otherwise once a heavy barrier (8) completed after E reached {@code e} (rationed as in
+     * {@link #scansTrusted}). False after a failed barrier (12): nothing is inferred then.
+     */
+    final boolean nestingVisible(final long e) {
+        if (!Native.MEMBARRIER) {
+            VarHandle.fullFence(); // pairs with the pins' (C2) full fence
+            return true;
+        }
+        if ((long) BARRIER_EPOCH.getAcquire(this) == e) { // (9)
+            return true;
+        }
+        if (fallback) {
+            return false;
+        }
+        final long now = System.nanoTime();
+        if (now - lastBarrierNanos < heavyBarrierIntervalNanos) {
+            return false;
+        }
+        lastBarrierNanos = now;
+        heavyBarrier(e); // (8), (10)
+        return !fallback;
+    }
+
+    /**
+     * Idle inference: whether participant {@code id}'s thread is outside every section (its
+     * nesting, read with (C6)'s acquire, is 0, or it departed), trusted only if
+     * {@link #nestingVisible} for the epoch {@code e} the scanner read.
+     */
+    final boolean idle(final int id, final long e) {
+        if (!nestingVisible(e)) {
+            return false;
+        }
+        final Guard g = guardOf(id);
+        return g == null || (int) Guard.NESTING.getAcquire(g) == 0; // (C6)
+    }
+
+    /** Whether flush() issues a heavy barrier (8) before its scan, instead of a fence (7). */
+    boolean flushBarrier() {
+        return asymmetricFence && !fallback;
+    }
+
     /** Heavy barriers that failed and made the domain fall back to fenced pins (12): 0 or 1. */
     @Override
     final long fenceFallbacks() {
         return fenceFallbacks.get();
+    }
+
+    /**
+     * Whether announcement {@code a} of participant {@code id} holds the epoch back from advancing
+     * past {@code e}, for a full scan ({@link #everyoneAt}); by default {@link #holdsBack(long, long)}.
+     */
+    boolean holdsBack(final int id, final long a, final long e) {
+        return holdsBack(a, e);
     }
 
     /**
@@ -284,7 +356,7 @@ abstract class EpochDomain extends ReclaimDomain {
     final boolean everyoneAt(final long e) {
         final int n = Participants.highWater();
         for (int id = 0; id < n; id++) {
-            if (holdsBack(announcementOf(id), e)) { // (4)
+            if (holdsBack(id, announcementOf(id), e)) { // (4)
                 return false;
             }
         }
@@ -303,13 +375,35 @@ abstract class EpochDomain extends ReclaimDomain {
         return true;
     }
 
+    /**
+     * Advances the epoch from {@code e} (5) without validating anyone (rcu, whose epoch is a clock):
+     * counts and records the advance only.
+     */
+    final boolean tick(final long e) {
+        if (!(boolean) EPOCH.compareAndSet(this, e, e + 1)) { // (5)
+            return false;
+        }
+        advances.incrementAndGet();
+        EpochAdvanceEvent.emit(scheme.id(), e + 1);
+        return true;
+    }
+
+    /** flush()'s ordering before a scan that read E = {@code e}: a heavy barrier (8), or a fence (7). */
+    final void flushFence(final long e) {
+        if (flushBarrier()) {
+            heavyBarrier(e); // (8), or (12)
+        } else {
+            Words.fullFence(); // (7)
+        }
+    }
+
     @Override
-    final void flush(final Guard guard) {
+    void flush(final Guard guard) {
         final EpochGuard g = (EpochGuard) guard;
         for (int round = 0; round < 3; round++) {
             final long e = globalEpoch(); // (1)
             g.observe(e);
-            if (asymmetricFence && !fallback) {
+            if (flushBarrier()) {
                 heavyBarrier(e); // (8), or (12)
             } else {
                 Words.fullFence(); // (7)
@@ -324,7 +418,7 @@ abstract class EpochDomain extends ReclaimDomain {
     }
 
     @Override
-    final void abandon(final Guard guard) {
+    void abandon(final Guard guard) {
         final EpochGuard g = (EpochGuard) guard;
         ANNOUNCEMENTS.setRelease(announcements, g.announcement, 0L); // (6): the departed thread is quiescent
         final BlockBag all = new BlockBag(g.blocks);
@@ -439,8 +533,34 @@ abstract class EpochDomain extends ReclaimDomain {
             }
         }
 
+        /** Publishes announcement word {@code a} with a release store (6): for schemes that announce between sections. */
+        final void publish(final long a) {
+            ANNOUNCEMENTS.setRelease(announcements, announcement, a); // (6)
+        }
+
+        /**
+         * Publishes announcement word {@code a} with a volatile getAndSet (a full fence): a thread
+         * coming back into view (first pin, online) must be seen by scans before its reads.
+         */
+        final void publishFenced(final long a) {
+            final long previous = (long) ANNOUNCEMENTS.getAndSet(announcements, announcement, a);
+        }
+
+        /**
+         * Re-announces local epoch {@code e} while the thread stays active (nebr): an opaque store, with the
+         * fenced bit of the section's first announcement.
+         */
+        final void reannounce(final long e) {
+            ANNOUNCEMENTS.setOpaque(announcements, announcement, e << 2 | (fenced ? FENCED : 0) | ACTIVE);
+        }
+
+        /** Reads the global epoch E with an opaque load ((1b)). */
+        final long epochOpaque() {
+            return (long) EPOCH.getOpaque(epochs);
+        }
+
         @Override
-        final void exit() {
+        void exit() {
             ANNOUNCEMENTS.setRelease(announcements, announcement, epoch << 2 | (fenced ? FENCED : 0)); // (6), (12)
         }
 
@@ -465,7 +585,7 @@ abstract class EpochDomain extends ReclaimDomain {
         }
 
         @Override
-        public final void retire(final long ptr) {
+        public void retire(final long ptr) {
             noteRetire(ptr);
             bags[(int) (epoch % 3)].add(ptr);
         }

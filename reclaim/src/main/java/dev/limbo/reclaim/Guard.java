@@ -339,7 +339,12 @@ public abstract class Guard implements AutoCloseable {
      */
     public final long allocate() {
         checkPinned();
+        allocated();
         return domain.markLive(domain.pool.allocate(pool));
+    }
+
+    /** Scheme hook: the thread allocates a record (rcu's epoch clock counts allocations). */
+    void allocated() {
     }
 
     /**

@@ -22,7 +22,19 @@ public enum Scheme {
     /** EBR with amortized free. */
     EBR_AF("ebr-af"),
     /** DEBRA with amortized free. */
-    DEBRA_AF("debra-af");
+    DEBRA_AF("debra-af"),
+    /** Quiescent-state-based reclamation: threads announce quiescent states; no fence per operation. */
+    QSBR("qsbr"),
+    /** Hart et al.'s "new" EBR: a thread's critical region spans many operations. */
+    NEBR("nebr"),
+    /** The RCU-style epoch reservations of the Token-EBR artifact: the epoch is a clock of allocations. */
+    RCU("rcu"),
+    /** QSBR with amortized free. */
+    QSBR_AF("qsbr-af"),
+    /** NEBR with amortized free. */
+    NEBR_AF("nebr-af"),
+    /** RCU with amortized free. */
+    RCU_AF("rcu-af");
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -46,7 +58,7 @@ public enum Scheme {
 
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
-        return this == EBR_AF || this == DEBRA_AF;
+        return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -66,6 +78,9 @@ public enum Scheme {
             case EBR, EBR_AF -> new FraserEbr(b);
             case DEBRA, DEBRA_AF -> new Debra(b);
             case HP -> new HazardPointers(b);
+            case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
+            case NEBR, NEBR_AF -> new HartNewEbr(b);
+            case RCU, RCU_AF -> new RcuEpochReservation(b);
         };
     }
 

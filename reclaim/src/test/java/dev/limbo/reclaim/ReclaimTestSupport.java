@@ -38,12 +38,16 @@ final class ReclaimTestSupport {
         return allSchemes().filter(Scheme::amortized);
     }
 
-    /** The epoch-based schemes (those built on {@link EpochDomain}). */
+    /**
+     * The EBR-shaped epoch schemes ({@link EpochDomain#ebrShaped()}: ebr, debra and their -af
+     * forms), whose pins announce a validated epoch and whose unpins announce quiescence; qsbr,
+     * nebr and rcu, also built on {@link EpochDomain}, have tests of their own.
+     */
     static Stream<Scheme> epochSchemes() {
         return allSchemes().filter(s -> {
             final ReclaimDomain probe = ReclaimDomain.builder(s).allocator(PROBE).recordBytes(RECORD).build();
             try {
-                return probe instanceof EpochDomain;
+                return probe instanceof EpochDomain e && e.ebrShaped();
             } finally {
                 probe.close();
             }
