@@ -47,9 +47,15 @@ class ThreadChurnTest {
     /** Virtual threads alive at once. */
     private static final int LIVE = 256;
 
-    /** The trees, with every scheme. */
+    /**
+     * NatarajanMittalTree with every scheme, and EllenBst with every scheme that frees at once: an
+     * amortized twin departs through its base scheme's code (abandon, orphans) and differs only in
+     * when safe records are freed, which the first tree covers; this keeps the churn runs, the
+     * longest of the suite, within the CI budget as schemes are added.
+     */
     static Stream<Arguments> treesWithEveryScheme() {
-        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE || a.get()[0] == Kind.ELLEN);
+        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE
+                || a.get()[0] == Kind.ELLEN && !((Scheme) a.get()[1]).amortized());
     }
 
     @ParameterizedTest(name = "{0} over {1}")
