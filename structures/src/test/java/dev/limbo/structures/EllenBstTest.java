@@ -76,7 +76,7 @@ class EllenBstTest {
 
             @Override
             public long put(final long key, final long value) {
-                throw new UnsupportedOperationException("EllenBst has no put");
+                throw new AssertionError("EllenBst has no put: tests of it never replace (Kind.replaces() is false)");
             }
 
             @Override
