@@ -1,6 +1,5 @@
 package dev.limbo.structures;
 
-import dev.limbo.core.Participants;
 import dev.limbo.core.StripedCounter;
 import dev.limbo.reclaim.ReclaimDomain;
 
@@ -29,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * Implementation notes
  *
  * Algorithm: an operation counts itself in flight on its thread's stripe of a StripedCounter
- * (striped by participant id) and checks the closed flag after doing so; close() sets the flag and
+ * (striped by a hash of its thread id, StripedCounter.threadKey(); threads that share a stripe
+ * add to it atomically) and checks the closed flag after doing so; close() sets the flag and
  * waits until the stripes sum to zero. The flag and the count form a store-buffering (Dekker)
  * handshake, the pattern of an epoch announcement against an epoch advance or a reader count
  * against a writer in a read-write lock.
@@ -44,8 +44,7 @@ import java.util.concurrent.locks.LockSupport;
  * later in the synchronization order throws; one whose re-check saw false completes before the
  * nodes are freed. enter - the re-check (3).
  *
- * Progress: enter and exit are wait-free (a load, an atomic add, a load) and allocate nothing (the
- * participant id is claimed by the thread's first pin anyway). close() blocks: it waits
+ * Progress: enter and exit are wait-free (a load, an atomic add, a load) and allocate nothing. close() blocks: it waits
  * for the operations in flight, which are lock-free and call no user code (so a thread cannot be
  * inside an operation of the structure it closes), at most for its timeout. The check (1) before
  * the increment keeps operations that start after (5) off the stripes, so their transient counts
@@ -120,7 +119,7 @@ public abstract class OffHeapStructure implements AutoCloseable {
         if (closed) { // (1)
             throw closedException();
         }
-        final int id = Participants.current();
+        final int id = StripedCounter.threadKey();
         inFlight.add(id, 1); // (2)
         if (closed) { // (3)
             inFlight.add(id, -1);
