@@ -1,6 +1,5 @@
 package dev.limbo.structures;
 
-import dev.limbo.core.Participants;
 import dev.limbo.core.StripedCounter;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
@@ -56,7 +55,7 @@ public final class CloseVsOperationTest {
 
         /** enter's steps (2), (3): 1 if the operation goes on, 0 if it saw the flag and backed out. */
         final int enter() {
-            final int id = Participants.current();
+            final int id = StripedCounter.threadKey();
             inFlight.add(id, 1); // (2)
             if (closed) { // (3)
                 inFlight.add(id, -1);
