@@ -124,6 +124,15 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--timeline-keys", paramLabel = "N", description = "Key range of the timed trials")
     Integer timelineKeys;
 
+    @Option(names = "--timeline-stress",
+            description = "Stress the timed trials' allocator as the Token-EBR paper's 192 threads do: a thread cache of "
+                    + "the fewest blocks per size class (" + STRESS_CACHE_BYTES + " bytes: 8 blocks), so batch frees "
+                    + "overflow it, and 4 threads per core unless --timeline-threads is given")
+    boolean timelineStress;
+
+    /** {@code --timeline-stress}: the thread cache per size class (the allocator keeps at least 8 blocks). */
+    static final long STRESS_CACHE_BYTES = 64;
+
     @Option(names = "--jfr", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Record the timed trials with JFR and draw the JFR timelines (default: on; --no-jfr: off)")
     boolean jfr;
@@ -195,7 +204,8 @@ public final class BenchCommand implements Callable<Integer> {
                     iterations != null ? iterations : s.iterations(),
                     iterationMillis != null ? Duration.ofMillis(iterationMillis) : s.iterationTime());
         }
-        if (timelineSeconds != null || timelineWarmup != null || timelineThreads != null || timelineKeys != null) {
+        final Integer trialThreads = timelineThreads != null || !timelineStress ? timelineThreads : 4 * cores;
+        if (timelineSeconds != null || timelineWarmup != null || trialThreads != null || timelineKeys != null) {
             if ((timelineSeconds != null && timelineSeconds <= 0) || (timelineWarmup != null && timelineWarmup < 0)
                     || (timelineThreads != null && timelineThreads < 1) || (timelineKeys != null && timelineKeys < 2)) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
@@ -205,7 +215,7 @@ public final class BenchCommand implements Callable<Integer> {
             s = s.withTimeline(timelineWarmup != null ? Duration.ofMillis(Math.round(timelineWarmup * 1000))
                             : s.timelineWarmup(),
                     timelineSeconds != null ? Duration.ofMillis(Math.round(timelineSeconds * 1000))
-                            : s.timelineDuration(), timelineThreads != null ? timelineThreads : s.timelineThreads(),
+                            : s.timelineDuration(), trialThreads != null ? trialThreads : s.timelineThreads(),
                     timelineKeys != null ? timelineKeys : s.timelineKeyRange());
         }
         return s;
@@ -269,7 +279,7 @@ public final class BenchCommand implements Callable<Integer> {
         } catch (final IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--timeline-structure: " + e.getMessage());
         }
-        final List<String> trialSchemes = schemes == null ? Planner.allSchemes()
+        final List<String> trialSchemes = schemes == null ? Planner.schemes(s)
                 : schemes.stream().filter(x -> !x.equals(Planner.JDK)).toList();
         final boolean timeline = fams.contains(Family.TIMELINE) && !trialSchemes.isEmpty();
         final double trialSeconds = s.trialSeconds();
@@ -363,6 +373,7 @@ public final class BenchCommand implements Callable<Integer> {
                 plot(notes, () -> timelinePlots.add(Plots.garbage(o.results(), dir).getFileName().toString()));
                 plot(notes, () -> timelinePlots.add(Plots.committed(o.results(), dir).getFileName().toString()));
                 plot(notes, () -> timelinePlots.add(Plots.throughputOverTime(o.results(), dir).getFileName().toString()));
+                plot(notes, () -> timelinePlots.add(Plots.epochsOverTime(o.results(), dir).getFileName().toString()));
             }
             if (recording != null) {
                 final JfrTimeline.Recording rec = recording;
@@ -491,7 +502,8 @@ public final class BenchCommand implements Callable<Integer> {
         progress.note("-- timeline");
         final int keys = structure.keyRange(s.timelineKeyRange());
         final Timelines.Settings settings = new Timelines.Settings(structure, s.timelineThreads(), s.timelineWarmup(),
-                s.timelineDuration(), Duration.ofMillis(50), keys, 100, trialSchemes, jfr);
+                s.timelineDuration(), Duration.ofMillis(50), keys, 100, trialSchemes, jfr,
+                timelineStress ? STRESS_CACHE_BYTES : 0);
         final double trialSeconds = s.trialSeconds();
         return Timelines.run(settings, dir, new Timelines.Listener() {
             @Override

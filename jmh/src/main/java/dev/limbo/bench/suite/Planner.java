@@ -13,9 +13,10 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Turns the benchmarks found in the jar into the runs of a suite. Nothing here names a scheme:
+ * Turns the benchmarks found in the jar into the runs of a suite. In the full suite,
  * {@code scheme} parameters take every {@link Scheme#values() Scheme} (plus {@code jdk} where the
- * benchmark declares that baseline), so a scheme added to the enum is benchmarked without edits.
+ * benchmark declares that baseline), so a scheme added to the enum is benchmarked without edits;
+ * the quick suite takes the representatives in {@link #QUICK_SCHEMES}.
  * Benchmarks are found by package ({@link Family}); the quick suite only narrows a few expensive
  * ones, and the full suite gives a few benchmarks the parameter sets of their papers.
  *
@@ -31,6 +32,12 @@ public final class Planner {
     /** Quick suite: the allocator benchmarks it runs (short-name patterns; the rest only in full). */
     static final List<Pattern> QUICK_ALLOC = List.of(Pattern.compile("AllocFastPath\\.pair"),
             Pattern.compile("AllocThreadtest\\..*"));
+    /**
+     * Quick suite: the schemes its benchmarks and timed trials run (the baseline, the two epoch
+     * schemes and DEBRA's amortized form, hazard pointers, QSBR and Token-EBR with amortized free);
+     * the full suite runs them all.
+     */
+    static final List<String> QUICK_SCHEMES = List.of("none", "ebr", "debra", "debra-af", "hp", "qsbr");
     /** Quick suite: the allocators (arena is very slow; it runs only in full). */
     static final List<String> QUICK_ALLOCATORS = List.of("limbo", "malloc", "netty", "bump");
     /** Quick suite: structure benchmarks left out (prefilling 100K keys per fork is too slow for it). */
@@ -72,6 +79,11 @@ public final class Planner {
     /** All scheme ids, in enum order. */
     public static List<String> allSchemes() {
         return Arrays.stream(Scheme.values()).map(Scheme::id).toList();
+    }
+
+    /** The schemes {@code spec} runs when none are asked for: {@link #QUICK_SCHEMES} or all of them. */
+    public static List<String> schemes(final SuiteSpec spec) {
+        return spec.quick() ? QUICK_SCHEMES : allSchemes();
     }
 
     /** The runs of {@code r} over {@code benchmarks}: by family, benchmark name, parameter set, then threads. */
@@ -124,7 +136,7 @@ public final class Planner {
         final Map<String, List<String>> o = new LinkedHashMap<>();
         final List<String> declaredSchemes = b.params().get("scheme");
         if (declaredSchemes != null) {
-            final List<String> ids = r.schemes() != null ? r.schemes() : allSchemes();
+            final List<String> ids = r.schemes() != null ? r.schemes() : schemes(r.spec());
             final List<String> schemes = new ArrayList<>();
             if (declaredSchemes.contains(JDK) && (r.schemes() == null || r.schemes().contains(JDK))) {
                 schemes.add(JDK);

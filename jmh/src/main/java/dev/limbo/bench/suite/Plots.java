@@ -128,6 +128,15 @@ public final class Plots {
                 "throughput (Mops/s)", p -> p.mopsPerSecond(), null);
     }
 
+    /**
+     * Epoch advances (token rounds) per second over time: the Token-EBR paper's pile-up shows as a
+     * rate that falls over the trial (its Figs. 5-8), amortized free as one that holds (Fig. 9).
+     */
+    public static Path epochsOverTime(final List<TimedTrial.Result> results, final Path dir) throws IOException {
+        return timeline(results, dir.resolve("epochs-over-time.png"), "Epochs per second over time",
+                "epochs per second", p -> p.epochsPerSecond(), "#,##0");
+    }
+
     private static Path timeline(final List<TimedTrial.Result> results, final Path file, final String title,
                                  final String yTitle, final ToDoubleFunction<TimedTrial.Sample> y, final String pattern)
             throws IOException {
@@ -157,7 +166,7 @@ public final class Plots {
             final List<Double> xs = new ArrayList<>();
             final List<Double> ys = new ArrayList<>();
             for (int i = 0; i < samples.size(); i++) {
-                if (yTitle.startsWith("throughput") && i == 0) {
+                if (i == 0 && (yTitle.startsWith("throughput") || yTitle.startsWith("epochs"))) {
                     continue; // no interval before the first sample
                 }
                 xs.add(samples.get(i).seconds());

@@ -172,17 +172,24 @@ public final class Report {
             b.append(String.format(Locale.ROOT, "Setbench-style timed trials: a %s prefilled to %d of %d keys, "
                             + "%d threads, %d%% updates (half insert, half delete); per scheme %.1f s unsampled warmup (JIT), "
                             + "then %.1f s sampled every %d ms (time 0 = end of warmup); a fresh allocator and domain "
-                            + "per scheme, all in the bench command's JVM.%n%n", c.structure().id(),
+                            + "per scheme, all in the bench command's JVM%s.%n%n", c.structure().id(),
                     c.keyRange() / 2, c.keyRange(), c.threads(), c.updatePercent(), c.warmup().toMillis() / 1000.0,
-                    c.duration().toMillis() / 1000.0, c.sampleInterval().toMillis()));
-            b.append("| scheme | Mops/s | peak unreclaimed | unreclaimed at end | retired | freed | epoch advances | scans |\n");
-            b.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+                    c.duration().toMillis() / 1000.0, c.sampleInterval().toMillis(), c.cacheBytes() == 0 ? ""
+                            : String.format(Locale.ROOT, "; stressed: the allocator's thread cache holds %d bytes "
+                            + "per size class (at least 8 blocks)", c.cacheBytes())));
+            b.append("The columns of the Token-EBR paper's Table 4: throughput, epochs per second (epoch advances; "
+                    + "token rounds for Token-EBR), the longest batch free (from the JFR recording, when there "
+                    + "is one) and the peak of unreclaimed nodes.\n\n");
+            b.append("| scheme | Mops/s | epochs/s | longest batch free (ms) | peak unreclaimed | unreclaimed at end "
+                    + "| retired | freed | scans |\n");
+            b.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (final TimedTrial.Result r : o.results()) {
                 final List<TimedTrial.Sample> samples = r.samples();
-                b.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %d | %d | %d |%n", r.config().scheme(),
-                        Summary.number(r.mopsPerSecond()), r.peakUnreclaimed(),
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %d | %d | %d | %d | %d |%n",
+                        r.config().scheme(), Summary.number(r.mopsPerSecond()), Summary.number(r.epochsPerSecond()),
+                        longestBatchFree(d.jfr(), r.config().scheme()), r.peakUnreclaimed(),
                         samples.isEmpty() ? 0 : samples.get(samples.size() - 1).unreclaimed(), r.stats().retired(),
-                        r.stats().freed(), r.stats().advances(), r.stats().scans()));
+                        r.stats().freed(), r.stats().scans()));
             }
             b.append('\n');
         }
@@ -216,6 +223,19 @@ public final class Report {
                 b.append("![").append(p).append("](").append(p).append(")\n\n");
             }
         }
+    }
+
+    /**
+     * The longest reclamation batch of the trial of {@code scheme} in {@code jfr}, in milliseconds,
+     * or a dash without a recording of it.
+     */
+    private static String longestBatchFree(final JfrTimeline.Recording jfr, final String scheme) {
+        if (jfr == null) {
+            return "-";
+        }
+        return jfr.windows().stream().filter(w -> w.slug().equals(Charts.slug(scheme))).findFirst()
+                .map(w -> String.format(Locale.ROOT, "%.3f", jfr.longest(JfrTimeline.Kind.RECLAMATION, w) / 1e6))
+                .orElse("-");
     }
 
     /** One line per measurement, with the ratio to the group's baseline. */

@@ -69,6 +69,12 @@ public final class JfrTimeline {
         public long count(final Kind kind, final Window w) {
             return spans.stream().filter(s -> s.kind == kind && s.start >= w.start && s.start <= w.end).count();
         }
+
+        /** The longest event of {@code kind} that began inside {@code w}, in nanoseconds (0 if none). */
+        public long longest(final Kind kind, final Window w) {
+            return spans.stream().filter(s -> s.kind == kind && s.start >= w.start && s.start <= w.end)
+                    .mapToLong(s -> s.end - s.start).max().orElse(0);
+        }
     }
 
     private JfrTimeline() {

@@ -125,11 +125,27 @@ public final class TimedTrial {
      * @param keyRange       keys are drawn from [0, keyRange); the structure is prefilled to half
      * @param updatePercent  percentage of updates (half inserts, half deletes); the rest are lookups
      * @param seed           base seed of the threads' random numbers
+     * @param cacheBytes     the allocator's thread cache per size class
+     *                       ({@link LimboAllocator.Builder#cacheBytesPerClass}), or 0 for its default;
+     *                       a small cache makes batch frees overflow it, as jemalloc's tcache does in
+     *                       the Token-EBR paper
      */
     public record Config(Structure structure, String scheme, int threads, Duration warmup, Duration duration,
                          Duration sampleInterval,
-                         int keyRange, int updatePercent, long seed) {
+                         int keyRange, int updatePercent, long seed, long cacheBytes) {
+
+        /** A trial on the allocator's default thread cache. */
+        public Config(final Structure structure, final String scheme, final int threads, final Duration warmup,
+                      final Duration duration, final Duration sampleInterval, final int keyRange,
+                      final int updatePercent, final long seed) {
+            this(structure, scheme, threads, warmup, duration, sampleInterval, keyRange, updatePercent, seed, 0);
+        }
+
         public Config {
+            if (cacheBytes < 0) {
+                throw new IllegalArgumentException("cacheBytes must be >= 0 (0: the allocator's default), got "
+                        + cacheBytes);
+            }
             if (threads < 1) {
                 throw new IllegalArgumentException("threads must be >= 1, got " + threads);
             }
@@ -156,9 +172,11 @@ public final class TimedTrial {
      * @param bytesInUse     bytes in live allocations of the trial's allocator
      * @param ops            operations completed since the previous sample
      * @param mopsPerSecond  throughput since the previous sample, in million operations per second
+     * @param advances       epoch advances (token rounds, for Token-EBR) since the previous sample
+     * @param epochsPerSecond advances per second since the previous sample
      */
     public record Sample(double seconds, long unreclaimed, long retired, long committedBytes, long bytesInUse,
-                         long ops, double mopsPerSecond) {
+                         long ops, double mopsPerSecond, long advances, double epochsPerSecond) {
     }
 
     /**
@@ -176,6 +194,11 @@ public final class TimedTrial {
         /** Mean throughput in million operations per second. */
         public double mopsPerSecond() {
             return seconds > 0 ? totalOps / seconds / 1e6 : 0;
+        }
+
+        /** Epoch advances (token rounds) per second over the sampled run. */
+        public double epochsPerSecond() {
+            return seconds > 0 ? samples.stream().mapToLong(Sample::advances).sum() / seconds : 0;
         }
 
         /** The largest unreclaimed count sampled. */
@@ -205,7 +228,8 @@ public final class TimedTrial {
 
     /** Runs one trial; {@code onStart} and {@code onEnd} run on the calling thread around the timed part. */
     public static Result run(final Config c, final Runnable onStart, final Runnable onEnd) throws InterruptedException {
-        final LimboAllocator allocator = LimboAllocator.create();
+        final LimboAllocator allocator = c.cacheBytes() > 0
+                ? LimboAllocator.builder().cacheBytesPerClass(c.cacheBytes()).build() : LimboAllocator.create();
         final ReclaimDomain domain = c.structure().domain(c.scheme(), allocator);
         try (Target target = c.structure().open.apply(domain, c.keyRange())) {
             final long prefillStart = System.nanoTime();
@@ -249,7 +273,8 @@ public final class TimedTrial {
         onStart.run();
         final long t0 = System.nanoTime();
         final long startOps = total(counts, c.threads());
-        samples.add(sample(0, domain, region, allocator, 0, 0));
+        long lastAdvances = domain.stats().advances();
+        samples.add(sample(0, domain, region, allocator, 0, 0, 0));
         long lastOps = startOps;
         long lastTime = t0;
         long next = t0 + interval;
@@ -262,7 +287,10 @@ public final class TimedTrial {
             }
             final long now = System.nanoTime();
             final long ops = total(counts, c.threads());
-            samples.add(sample((now - t0) / 1e9, domain, region, allocator, ops - lastOps, now - lastTime));
+            final Sample p = sample((now - t0) / 1e9, domain, region, allocator, ops - lastOps, now - lastTime,
+                    lastAdvances);
+            samples.add(p);
+            lastAdvances += p.advances();
             lastOps = ops;
             lastTime = now;
             if (!failed) {
@@ -295,11 +323,14 @@ public final class TimedTrial {
         return new Result(c, samples, lastOps - startOps, elapsed / 1e9, prefillSeconds, domain.stats());
     }
 
+    /** A sample; {@code lastAdvances}: the domain's advances at the previous sample. */
     private static Sample sample(final double seconds, final ReclaimDomain domain, final Region region,
-                                 final LimboAllocator allocator, final long ops, final long nanos) {
+                                 final LimboAllocator allocator, final long ops, final long nanos,
+                                 final long lastAdvances) {
         final ReclaimStats s = domain.stats();
+        final long advances = nanos > 0 ? s.advances() - lastAdvances : 0;
         return new Sample(seconds, s.inLimbo(), s.retired(), region.committedBytes(), allocator.stats().bytesInUse(),
-                ops, nanos > 0 ? ops * 1e3 / nanos : 0);
+                ops, nanos > 0 ? ops * 1e3 / nanos : 0, advances, nanos > 0 ? advances * 1e9 / nanos : 0);
     }
 
     private static long total(final long[] counts, final int threads) {

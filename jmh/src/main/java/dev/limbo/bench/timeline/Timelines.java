@@ -31,10 +31,12 @@ public final class Timelines {
      * @param updatePercent updates (half inserts, half deletes)
      * @param schemes       scheme ids, one trial each
      * @param jfr           whether to record {@code timeline.jfr}
+     * @param cacheBytes    the allocator's thread cache per size class, or 0 for its default
+     *                      ({@link TimedTrial.Config#cacheBytes})
      */
     public record Settings(TimedTrial.Structure structure, int threads, Duration warmup, Duration duration,
                            Duration interval,
-                           int keyRange, int updatePercent, List<String> schemes, boolean jfr) {
+                           int keyRange, int updatePercent, List<String> schemes, boolean jfr, long cacheBytes) {
     }
 
     /** Told about each trial, on the calling thread. */
@@ -74,7 +76,7 @@ public final class Timelines {
             for (final String scheme : s.schemes()) {
                 listener.started(scheme, i++, s.schemes().size());
                 final TimedTrial.Config c = new TimedTrial.Config(s.structure(), scheme, s.threads(), s.warmup(), s.duration(),
-                        s.interval(), s.keyRange(), s.updatePercent(), 42);
+                        s.interval(), s.keyRange(), s.updatePercent(), 42, s.cacheBytes());
                 final TrialEvent event = new TrialEvent();
                 try {
                     final TimedTrial.Result r = TimedTrial.run(c, event::begin, () -> {
@@ -115,12 +117,12 @@ public final class Timelines {
     public static void writeCsv(final List<TimedTrial.Result> results, final Path file) throws IOException {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file))) {
             w.println(Csv.line("scheme", "structure", "threads", "seconds", "unreclaimed_nodes", "retired_nodes",
-                    "committed_bytes", "bytes_in_use", "ops", "mops_per_s"));
+                    "committed_bytes", "bytes_in_use", "ops", "mops_per_s", "advances", "epochs_per_s"));
             for (final TimedTrial.Result r : results) {
                 for (final TimedTrial.Sample p : r.samples()) {
                     w.println(Csv.line(r.config().scheme(), r.config().structure().id(), r.config().threads(),
                             p.seconds(), p.unreclaimed(), p.retired(), p.committedBytes(), p.bytesInUse(), p.ops(),
-                            p.mopsPerSecond()));
+                            p.mopsPerSecond(), p.advances(), p.epochsPerSecond()));
                 }
             }
         }
@@ -138,16 +140,18 @@ public final class Timelines {
                     "\"scheme\": %s, \"structure\": %s, \"threads\": %d, \"keyRange\": %d, \"updatePercent\": %d, "
                             + "\"durationSeconds\": %s, \"sampleIntervalMillis\": %d, \"prefillSeconds\": %s, "
                             + "\"totalOps\": %d, \"mopsPerSecond\": %s, \"peakUnreclaimed\": %d, \"retired\": %d, "
-                            + "\"freed\": %d, \"advances\": %d, \"scans\": %d,\n      \"samples\": {",
+                            + "\"freed\": %d, \"advances\": %d, \"epochsPerSecond\": %s, \"scans\": %d, "
+                            + "\"cacheBytes\": %d,\n      \"samples\": {",
                     quote(c.scheme()), quote(c.structure().id()), c.threads(), c.keyRange(), c.updatePercent(),
                     Csv.line(r.seconds()), c.sampleInterval().toMillis(), Csv.line(r.prefillSeconds()), r.totalOps(),
                     Csv.line(r.mopsPerSecond()), r.peakUnreclaimed(), r.stats().retired(), r.stats().freed(),
-                    r.stats().advances(), r.stats().scans()));
+                    r.stats().advances(), Csv.line(r.epochsPerSecond()), r.stats().scans(), c.cacheBytes()));
             column(b, "seconds", r.samples().stream().map(p -> (Object) p.seconds()).toList(), true);
             column(b, "unreclaimed", r.samples().stream().map(p -> (Object) p.unreclaimed()).toList(), false);
             column(b, "committedBytes", r.samples().stream().map(p -> (Object) p.committedBytes()).toList(), false);
             column(b, "bytesInUse", r.samples().stream().map(p -> (Object) p.bytesInUse()).toList(), false);
             column(b, "mopsPerSecond", r.samples().stream().map(p -> (Object) p.mopsPerSecond()).toList(), false);
+            column(b, "epochsPerSecond", r.samples().stream().map(p -> (Object) p.epochsPerSecond()).toList(), false);
             b.append("}}");
         }
         b.append("\n  ],\n  \"failures\": {");

@@ -1,5 +1,8 @@
 package dev.limbo.bench.suite;
 
+import dev.limbo.bench.timeline.JfrTimeline;
+import dev.limbo.bench.timeline.Timelines;
+import dev.limbo.bench.timeline.TimelinesTest;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -75,5 +78,26 @@ class CsvTest {
                 "peakCommittedMiB")), md);
         org.junit.jupiter.api.Assertions.assertTrue(!md.contains("Unreclaimed nodes"), md);
         org.junit.jupiter.api.Assertions.assertTrue(!md.contains("trimming"), md);
+    }
+
+    @Test
+    void reportTablesTheTrialsWithTheColumnsOfTheTokenPapersTable4() {
+        final long t0 = 1_000_000_000_000L;
+        final JfrTimeline.Window w = new JfrTimeline.Window("debra, tree, 2 threads", "debra", t0, t0 + 100_000_000);
+        final JfrTimeline.Recording jfr = new JfrTimeline.Recording(List.of(
+                new JfrTimeline.Span(JfrTimeline.Kind.RECLAMATION, "w0", t0 + 1_000_000, t0 + 3_500_000),
+                new JfrTimeline.Span(JfrTimeline.Kind.RECLAMATION, "w1", t0 + 5_000_000, t0 + 5_100_000),
+                new JfrTimeline.Span(JfrTimeline.Kind.RECLAMATION, "w1", t0 + 200_000_000, t0 + 290_000_000)),
+                List.of(w));
+        final Timelines.Outcome o = new Timelines.Outcome(List.of(TimelinesTest.result("debra"),
+                TimelinesTest.result("hp")), Map.of(), null, null, null);
+        final String md = Report.markdown(new Report.Data(SuiteSpec.quickSuite(), "./limbo bench", "2026-01-01T00:00",
+                75, "2 cores", List.of(), Map.of(), null, o, List.of(), jfr, List.of(), List.of(), List.of(),
+                List.of("report.md")));
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("| scheme | Mops/s | epochs/s | longest batch free (ms) "
+                + "| peak unreclaimed |"), md);
+        // 3 advances in 0.05 s; the 90 ms batch began after the trial's window, so 2.5 ms is its longest
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("| debra | 0.100 | 60.0 | 2.500 | 120 |"), md);
+        org.junit.jupiter.api.Assertions.assertTrue(md.contains("| hp | 0.100 | 60.0 | - | 120 |"), md);
     }
 }

@@ -38,20 +38,29 @@ class PlannerTest {
     }
 
     @Test
-    void quickSuiteTakesItsSubsetAndEverySchemeFromTheEnum() {
+    void quickSuiteTakesItsSubsetOfBenchmarksAndSchemes() {
         final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.quickSuite()), BENCHMARKS);
         final List<String> names = runs.stream().map(r -> r.benchmark().shortName() + "@" + r.threads()).toList();
         assertEquals(List.of("AllocFastPath.pair@1", "AllocFastPath.pair@2", "ReclaimGuardPtr.guardPtr@1",
                 "ReclaimGuardPtr.guardPtr@2", "TreeBench.operation@1", "TreeBench.operation@2"), names);
         assertEquals(List.of("limbo", "malloc", "netty", "bump"), runs.get(0).params().get("allocator"));
-        assertEquals(ALL, runs.get(2).params().get("scheme"), "schemes come from Scheme.values(), not @Param");
+        assertEquals(Planner.QUICK_SCHEMES, runs.get(2).params().get("scheme"), "the quick representatives, not @Param");
         final List<String> withJdk = new ArrayList<>(List.of("jdk"));
-        withJdk.addAll(ALL);
+        withJdk.addAll(Planner.QUICK_SCHEMES);
         assertEquals(withJdk, runs.get(4).params().get("scheme"));
         assertEquals(List.of("10000"), runs.get(4).params().get("keyRange"));
         assertEquals(List.of("10000"), runs.get(4).overrides().get("keyRange"));
         assertEquals(Set.of("10000:100"), shapes(runs.subList(4, 6)));
         assertEquals(withJdk.size() * 2, runs.get(4).forks());
+    }
+
+    @Test
+    void quickSchemesAreKnownAndTheFullSuiteTakesEverySchemeFromTheEnum() {
+        Planner.QUICK_SCHEMES.forEach(Scheme::of);
+        assertEquals(ALL, Planner.schemes(SuiteSpec.full(2)));
+        assertEquals(ALL, Planner.plan(request(SuiteSpec.full(2)), BENCHMARKS).stream()
+                .filter(r -> r.benchmark().shortName().equals("ReclaimGuardPtr.guardPtr")).findFirst().orElseThrow()
+                .params().get("scheme"), "schemes come from Scheme.values(), not @Param");
     }
 
     @Test

@@ -43,6 +43,7 @@ class PlotsTest {
         png(Plots.garbage(results, dir));
         png(Plots.committed(results, dir));
         png(Plots.throughputOverTime(results, dir));
+        png(Plots.epochsOverTime(results, dir));
         assertNull(Plots.garbage(List.of(), dir));
     }
 

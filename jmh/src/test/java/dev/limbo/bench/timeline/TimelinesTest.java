@@ -26,8 +26,8 @@ public class TimelinesTest {
     public static TimedTrial.Result result(final String scheme) {
         final TimedTrial.Config c = new TimedTrial.Config(TimedTrial.Structure.TREE, scheme, 2, Duration.ZERO,
                 Duration.ofMillis(100), Duration.ofMillis(50), 1000, 100, 1);
-        return new TimedTrial.Result(c, List.of(new TimedTrial.Sample(0, 0, 0, 1 << 20, 4096, 0, 0),
-                new TimedTrial.Sample(0.05, 120, 300, 2 << 20, 8192, 5000, 0.1)), 5000, 0.05, 0.01,
+        return new TimedTrial.Result(c, List.of(new TimedTrial.Sample(0, 0, 0, 1 << 20, 4096, 0, 0, 0, 0),
+                new TimedTrial.Sample(0.05, 120, 300, 2 << 20, 8192, 5000, 0.1, 3, 60)), 5000, 0.05, 0.01,
                 new ReclaimStats(scheme, 300, 180, 120, 3, 4, 0, 0, 0));
     }
 
@@ -37,11 +37,12 @@ public class TimelinesTest {
         Timelines.writeCsv(List.of(result("debra"), result("hp")), file);
         final List<String> lines = Files.readAllLines(file);
         assertEquals(List.of(
-                "scheme,structure,threads,seconds,unreclaimed_nodes,retired_nodes,committed_bytes,bytes_in_use,ops,mops_per_s",
-                "debra,tree,2,0,0,0,1048576,4096,0,0",
-                "debra,tree,2,0.05,120,300,2097152,8192,5000,0.1",
-                "hp,tree,2,0,0,0,1048576,4096,0,0",
-                "hp,tree,2,0.05,120,300,2097152,8192,5000,0.1"), lines);
+                "scheme,structure,threads,seconds,unreclaimed_nodes,retired_nodes,committed_bytes,bytes_in_use,ops,mops_per_s,"
+                        + "advances,epochs_per_s",
+                "debra,tree,2,0,0,0,1048576,4096,0,0,0,0",
+                "debra,tree,2,0.05,120,300,2097152,8192,5000,0.1,3,60",
+                "hp,tree,2,0,0,0,1048576,4096,0,0,0,0",
+                "hp,tree,2,0.05,120,300,2097152,8192,5000,0.1,3,60"), lines);
     }
 
     @Test
@@ -52,6 +53,8 @@ public class TimelinesTest {
         assertTrue(json.contains("\"scheme\": \"debra\""), json);
         assertTrue(json.contains("\"peakUnreclaimed\": 120"), json);
         assertTrue(json.contains("\"unreclaimed\": [0, 120]"), json);
+        assertTrue(json.contains("\"epochsPerSecond\": 60,"), json);
+        assertTrue(json.contains("\"epochsPerSecond\": [0, 60]"), json);
         assertTrue(json.contains("\"failures\": {\"hp\": \"boom \\\"quoted\\\"\"}"), json);
         assertEquals("\"a\\nb\\u0001\"", Timelines.quote("a\nb\u0001"));
     }
