@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 2, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
 public class ReclaimGuardPtr {
 
-    @Param({"none", "ebr", "debra", "debra-af", "hp"})
+    @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
+            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af"})
     public String scheme;
 
     private LimboAllocator allocator;

@@ -19,7 +19,8 @@ public class SchemeState {
     /** The id of the on-heap JDK baseline. */
     public static final String JDK = "jdk";
 
-    @Param({"jdk", "none", "ebr", "debra", "debra-af", "hp"})
+    @Param({"jdk", "none", "ebr", "debra", "hp", "ebr-af", "debra-af",
+            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af"})
     public String scheme;
 
     LimboAllocator allocator;
