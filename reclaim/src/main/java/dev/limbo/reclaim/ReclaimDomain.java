@@ -1062,8 +1062,13 @@ public abstract class ReclaimDomain implements AutoCloseable {
         }
 
         /**
-         * EBR: pins between advance attempts (default 100). HP: the constant B of the scan
-         * threshold R = 2 * slots * threads + B (default 100).
+         * How much work a thread does between two scans (default 100, the Stamp-it report's): for
+         * {@code ebr} and {@code nebr}, pins between advance attempts; for {@code qsbr}, quiescent
+         * states between scans; for {@code rcu}, retires between scans (the Token-EBR artifact's
+         * {@code empty_freq}); for {@code hp}, the constant B of the scan threshold
+         * R = 2 * slots * threads + B. It is the batch size B of the Token-EBR paper's Experiment 2
+         * (digest §3.8), which uses B = 32 K for every scan-on-threshold scheme; with amortized
+         * free, what a scan finds safe goes to the freeable list instead of being freed at once.
          */
         public Builder scanThreshold(final int n) {
             if (n < 1) {
