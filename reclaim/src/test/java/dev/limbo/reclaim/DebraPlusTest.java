@@ -8,6 +8,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,9 +18,18 @@ import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 
+import dev.limbo.reclaim.internal.NeutralizationEvent;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -242,6 +252,131 @@ class DebraPlusTest {
         assertEquals(retired.get() + 2, s.retired(), () -> "retired: " + s);
         assertEquals(0, s.inLimbo(), () -> "in limbo after flush: " + s);
         assertEquals(baseline, closeAndMeasure(d, a, cell, shared));
+    }
+
+    /**
+     * The count of marks (ReclaimDomain (R6)), which lets a screening skip the reservations when no
+     * thread is marked: a restart drops its thread's mark, except inside an enclosing write phase,
+     * whose end drops it; an outermost pin drops a mark set between sections; a departure drops
+     * the mark of a thread that leaves marked.
+     */
+    @Test
+    void theCountOfMarksFollowsRestartsWritePhasesPinsAndDepartures() throws InterruptedException {
+        final LimboAllocator a = LimboAllocator.create();
+        final ReclaimDomain d = ReclaimDomain.builder(Scheme.DEBRA_PLUS).allocator(a).recordBytes(RECORD).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        final int me = Participants.current();
+        try (Guard g = d.pin()) {
+            Words.sr(cell, g.allocate());
+            d.neutralize(me);
+            assertTrue(d.anyMarked());
+            assertThrows(Restart.class, () -> g.protect(0, cell));
+            assertFalse(d.anyMarked(), "a restart drops the mark");
+            g.reserve(0, Words.lv(cell));
+            g.beginWrite();
+            try (Guard inner = d.pin()) {
+                d.neutralize(me);
+                assertThrows(Restart.class, () -> inner.protect(0, cell));
+                assertTrue(d.anyMarked(), "a restart inside an enclosing write phase stays counted");
+            }
+            assertTrue(d.anyMarked());
+            g.endWrite();
+            assertFalse(d.anyMarked(), "the end of the write phase drops it");
+            assertThrows(Restart.class, g::poll, "the enclosing read phase restarts after the nested one");
+            g.retire(Words.xchg(cell, 0));
+        }
+        d.neutralize(me);
+        assertTrue(d.anyMarked());
+        d.pin().close();
+        assertFalse(d.anyMarked(), "an outermost pin drops a mark set between sections");
+        final CountDownLatch idle = new CountDownLatch(1);
+        final CountDownLatch marked = new CountDownLatch(1);
+        final AtomicLong id = new AtomicLong(-1);
+        final Thread leaver = Thread.ofPlatform().name("debra-plus-leaver").start(() -> {
+            d.pin().close();
+            id.set(Participants.current());
+            idle.countDown();
+            try {
+                marked.await();
+            } catch (final InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            Participants.close(); // departs, marked
+        });
+        idle.await();
+        assertTrue(d.neutralize((int) id.get()));
+        assertTrue(d.anyMarked());
+        marked.countDown();
+        leaver.join();
+        Participants.awaitReleases();
+        assertFalse(d.anyMarked(), "a departure drops the mark of a thread that leaves marked");
+        d.close();
+        a.free(cell);
+    }
+
+    /**
+     * (P1): a neutralization is recorded as a JFR event naming the scheme, the neutralizer, the
+     * victim, the victim's epoch and the neutralizer's bag size (over the threshold).
+     */
+    @Test
+    void aNeutralizationIsRecordedAsAJfrEvent() throws Exception {
+        final LimboAllocator a = LimboAllocator.create();
+        final ReclaimDomain d = ReclaimDomain.builder(Scheme.DEBRA_PLUS).allocator(a).recordBytes(RECORD)
+                .suspectThreshold(4).asymmetricFence(false).build();
+        final long cell = a.allocateZeroed(Long.BYTES);
+        final CountDownLatch pinned = new CountDownLatch(1);
+        final CountDownLatch released = new CountDownLatch(1);
+        final AtomicLong victim = new AtomicLong(-1);
+        final AtomicLong neutralizer = new AtomicLong(-1);
+        final Path file = Files.createTempFile("neutralization", ".jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable(NeutralizationEvent.NAME);
+            recording.start();
+            runThreads(2, t -> {
+                try {
+                    if (t == 0) {
+                        try (Guard g = d.pin()) {
+                            victim.set(Participants.current());
+                            pinned.countDown();
+                            released.await();
+                            assertThrows(Restart.class, g::poll);
+                        }
+                    } else {
+                        try {
+                            pinned.await();
+                            neutralizer.set(Participants.current());
+                            for (long k = 0; d.stats().neutralizations() == 0; k++) {
+                                replaceAndRetire(d, cell, seq(1, k));
+                            }
+                        } finally {
+                            released.countDown();
+                        }
+                    }
+                } catch (final InterruptedException e) {
+                    throw new AssertionError(e);
+                } finally {
+                    pinned.countDown();
+                }
+            });
+            recording.stop();
+            recording.dump(file);
+            final List<RecordedEvent> events = RecordingFile.readAllEvents(file).stream()
+                    .filter(e -> e.getEventType().getName().equals(NeutralizationEvent.NAME)).toList();
+            assertFalse(events.isEmpty(), "no dev.limbo.Neutralization event recorded");
+            final RecordedEvent e = events.get(0);
+            assertEquals("debra+", e.getString("scheme"));
+            assertEquals(neutralizer.get(), e.getInt("neutralizer"));
+            assertEquals(victim.get(), e.getInt("victim"));
+            assertTrue(e.getLong("victimEpoch") >= 1, e::toString);
+            assertTrue(e.getLong("bagSize") > 4, e::toString);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        assertEquals(1, drain(d, cell));
+        d.flush();
+        assertEquals(0, d.stats().inLimbo());
+        d.close();
+        a.free(cell);
     }
 
     /**
