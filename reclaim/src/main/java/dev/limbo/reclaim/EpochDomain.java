@@ -47,7 +47,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * Garbage bound: none while a thread stays pinned (the epoch stops at its epoch + 1); the stalled-
  * thread test shows unreclaimed nodes growing without bound, as expected of EBR and DEBRA
- * (garbageBound(n) is Long.MAX_VALUE).
+ * (garbageBound(n) is Long.MAX_VALUE). debra+ neutralizes the stalled thread instead and declares
+ * a finite bound (DebraPlus (P6)).
  *
  * Linearization points (the subclasses add only when they advance):
  *  pin (outermost): the last announcement (2) of pinCurrentEpoch, the one its re-read (1b)
