@@ -18,5 +18,15 @@ public enum Capability {
      * traversal if not. Schemes without it (the epoch family, {@code none}) protect everything
      * the section reaches, and such validation would be wasted work.
      */
-    PROTECTION_NEEDS_VALIDATION
+    PROTECTION_NEEDS_VALIDATION,
+
+    /**
+     * The scheme neutralizes threads that hold reclamation back ({@code debra+}): a read phase may
+     * be told to start over at any poll ({@link Restart}), and a reclaimer frees a record that a
+     * neutralized thread may still touch only if no reservation ({@link Guard#reserve}) names it.
+     * A domain with it polls (see {@link Guard}, "Neutralization"); structures follow the
+     * neutralization protocol whatever the scheme, so they need not test it. Added to another
+     * scheme through the builder, it only turns polling on.
+     */
+    NEUTRALIZATION
 }

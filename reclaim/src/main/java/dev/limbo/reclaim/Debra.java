@@ -24,6 +24,10 @@ import dev.limbo.core.Participants;
  * rationed the polls back off, doubling the pins between them up to 4096. A single countdown
  * decides when the next step runs, so the other pins pay one decrement.
  * unpin, enterQstate: release store of the quiescent announcement (6).
+ * debra+ (DebraPlus) extends this class through three hooks: suspect() lets a scan step count a
+ * thread that holds the epoch back as checked (once it neutralized it), urgent() lets a step issue
+ * its epoch's heavy barrier without waiting for the ration, and the back-off cap of rationed steps
+ * is a constructor argument (debra: 4096 pins).
  *
  * Differences from the paper: (a) the announcement word is e << 2 | fenced << 1 | active, so zero (never pinned)
  * is quiescent, and the epoch counts by one; (b) bags are freed by stamp (at most E - 3), which
@@ -48,10 +52,19 @@ import dev.limbo.core.Participants;
  * ABA: a record is reused only after its grace period.
  * }</pre>
  */
-final class Debra extends EpochDomain {
+class Debra extends EpochDomain {
+
+    /** Asymmetric mode: the longest wait, in pins, between two polls for a heavy barrier. */
+    private final int longestPoll;
 
     Debra(final Builder b) {
+        this(b, LONGEST_POLL);
+    }
+
+    /** A DEBRA domain whose rationed scan steps back off to at most {@code longestPoll} pins. */
+    Debra(final Builder b, final int longestPoll) {
         super(b);
+        this.longestPoll = longestPoll;
     }
 
     @Override
@@ -60,11 +73,11 @@ final class Debra extends EpochDomain {
     }
 
     /** Pins between two scan steps (the reference code's MIN_OPS_BEFORE_READ). */
-    private static final int STEP = 20;
-    /** Asymmetric mode: the longest wait, in pins, between two polls for a heavy barrier. */
+    static final int STEP = 20;
+    /** Asymmetric mode: debra's longest wait, in pins, between two polls for a heavy barrier. */
     private static final int LONGEST_POLL = 4096;
 
-    private static final class DebraGuard extends EpochGuard {
+    static class DebraGuard extends EpochGuard {
 
         private final Debra debra;
         /** Threads checked and pins made in the local epoch. */
@@ -113,16 +126,20 @@ final class Debra extends EpochDomain {
             schedule(STEP);
             if (!trusted) {
                 if (!debra.scansTrusted(e)) { // (9), or (8) and (10); false: rationed
-                    pollInterval = Math.min(2 * pollInterval, LONGEST_POLL);
-                    schedule(pollInterval);
-                    return;
+                    if (!urgent()) {
+                        pollInterval = Math.min(2 * pollInterval, debra.longestPoll);
+                        schedule(pollInterval);
+                        return;
+                    }
+                    debra.flushFence(e); // (8) and (10) unrationed, or (7)
                 }
                 trusted = true;
             }
             final int n = Participants.highWater();
             int next = checked;
             for (int budget = STEP; next < n && budget > 0; budget--) {
-                if (debra.holdsBack(debra.announcementOf(next), e)) { // (4)
+                final long a = debra.announcementOf(next); // (4)
+                if (debra.holdsBack(a, e) && !suspect(next, a, e)) {
                     break; // active in an older epoch (or unfenced after a fallback): look again at the next step
                 }
                 next++;
@@ -134,6 +151,23 @@ final class Debra extends EpochDomain {
             if (next >= n && calls >= debra.minCalls) {
                 debra.advance(this, e); // (5)
             }
+        }
+
+        /**
+         * Scheme hook (debra+): whether this scan step must not wait for a rationed heavy barrier,
+         * but issue one now. False: debra waits.
+         */
+        boolean urgent() {
+            return false;
+        }
+
+        /**
+         * Scheme hook (debra+): participant {@code id}, whose announcement {@code a} holds the epoch
+         * back from advancing past {@code e}, may count as checked (it was neutralized). False:
+         * debra waits for it.
+         */
+        boolean suspect(final int id, final long a, final long e) {
+            return false;
         }
     }
 }

@@ -42,11 +42,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * after the unlink and cannot reach the record. (DEBRA §4.4's three rotations; the rule by stamps
  * also frees all bags at once when a thread observes a jump of 3 or more epochs.) The stamp rule
  * makes bag (e mod 3) empty whenever a thread moves to epoch e: its stamp is congruent to e and
- * below it, hence at most e - 3.
+ * below it, hence at most e - 3 (except a bag whose stamp a debra+ retire raised, DebraPlus (P3): it
+ * may still hold records when it becomes current again, and they take the new, larger stamp).
  *
  * Garbage bound: none while a thread stays pinned (the epoch stops at its epoch + 1); the stalled-
  * thread test shows unreclaimed nodes growing without bound, as expected of EBR and DEBRA
- * (garbageBound(n) is Long.MAX_VALUE).
+ * (garbageBound(n) is Long.MAX_VALUE). debra+ neutralizes the stalled thread instead and declares
+ * a finite bound (DebraPlus (P6)).
  *
  * Linearization points (the subclasses add only when they advance):
  *  pin (outermost): the last announcement (2) of pinCurrentEpoch, the one its re-read (1b)
@@ -330,7 +332,7 @@ abstract class EpochDomain extends ReclaimDomain {
 
     /** None: a thread pinned at e holds E at e + 1 or below, so nothing retired since is freed. */
     @Override
-    final long garbageBound(final int n) {
+    long garbageBound(final int n) {
         return Long.MAX_VALUE;
     }
 
@@ -438,7 +440,7 @@ abstract class EpochDomain extends ReclaimDomain {
     }
 
     @Override
-    final void drainRetired(final Guard guard, final BlockBag target) {
+    void drainRetired(final Guard guard, final BlockBag target) {
         for (final BlockBag bag : ((EpochGuard) guard).bags) {
             bag.moveAllTo(target);
             bag.releaseBlocks();
@@ -492,8 +494,26 @@ abstract class EpochDomain extends ReclaimDomain {
                 }
             }
             epoch = e;
-            stamps[(int) (e % 3)] = e;
+            stamps[(int) (e % 3)] = e; // at least the old stamp: a raised one is below the E it was raised from
             epochChanged();
+        }
+
+        /**
+         * Raises the stamp of the current bag (local epoch mod 3) to at least {@code stamp}: a
+         * record retired there is then freed only once E >= stamp + 3. Stamps only grow, so the
+         * rule stays sound for the records already in the bag (debra+'s retire after a
+         * neutralization; see DebraPlus).
+         */
+        final void raiseStamp(final long stamp) {
+            final int i = (int) (epoch % 3);
+            if (stamps[i] < stamp) {
+                stamps[i] = stamp;
+            }
+        }
+
+        /** The current limbo bag: the one that receives this thread's retires in its local epoch. */
+        final BlockBag currentBag() {
+            return bags[(int) (epoch % 3)];
         }
 
         /** The local epoch changed (on a pin, or in flush): per-epoch scheme state starts over. */

@@ -144,6 +144,12 @@ public abstract class Guard implements AutoCloseable {
     private long pendingRestarts;
     /** Bit d - 1: the section at depth d is in a write phase (between beginWrite and endWrite). */
     private long writing;
+    /**
+     * A restart cleared the mark while an enclosing depth was in a write phase: the domain's count
+     * of marks ({@link ReclaimDomain#anyMarked}) keeps this thread until that write phase ends,
+     * since its reserved records may still be in use.
+     */
+    private boolean markOwed;
     /** Restart injection: polls left until the next injected restart. */
     private int injectCountdown;
     /** 1 while a reclaimer's neutralization is pending; set by {@link ReclaimDomain#neutralize}. */
@@ -255,6 +261,9 @@ public abstract class Guard implements AutoCloseable {
      *  neutralizer: (R2) volatile store of the victim's mark (a full fence); (R5) acquire loads of
      *               the reservations (ReclaimDomain#isReserved).
      *  Either the neutralizer sees the reservation, or the victim sees the mark and restarts.
+     *  (R6) the domain's count of marks (ReclaimDomain#anyMarked): a neutralizer increments it before
+     *  (R2); a cleared mark (restart, outermost pin, departure) is decremented after its clear, or,
+     *  when a restart clears it inside an enclosing write phase, once that write phase ends.
      * }</pre>
      *
      * @throws Restart if the read phase must start over
@@ -271,7 +280,16 @@ public abstract class Guard implements AutoCloseable {
     public final void endWrite() {
         if (polls) {
             writing &= ~(1L << (nesting - 1));
+            if (markOwed && writing == 0) {
+                payMark();
+            }
         }
+    }
+
+    /** The write phases that kept a cleared mark counted have ended: the domain's count drops it. */
+    private void payMark() {
+        markOwed = false;
+        domain.unmarked();
     }
 
     /** {@link #poll} for a polling guard. */
@@ -298,7 +316,13 @@ public abstract class Guard implements AutoCloseable {
     private void restart() {
         // a full fence with the clear: no read of the restarted phase may pass it, or a mark set
         // meanwhile could be erased after the read (and the read's record freed unnoticed)
-        final int previous = (int) NEUTRALIZED.getAndSet(this, 0);
+        if ((int) NEUTRALIZED.getAndSet(this, 0) != 0) {
+            if (writing == 0) {
+                domain.unmarked();
+            } else {
+                markOwed = true; // an enclosing write phase still uses its reserved records
+            }
+        }
         final long depth = 1L << (nesting - 1);
         pendingRestarts = (pendingRestarts | (depth - 1)) & ~depth; // depths 1 .. nesting - 1
         RESTARTS.setOpaque(this, (long) RESTARTS.getOpaque(this) + 1);
@@ -307,15 +331,29 @@ public abstract class Guard implements AutoCloseable {
     }
 
     /**
-     * Scheme hook: the thread is about to restart its read phase after a neutralization (a
-     * scheme that neutralizes re-announces here what its neutralizer overrode).
+     * Scheme hook: the thread is about to restart its read phase after a neutralization, an
+     * injected restart or a deeper section's restart (a scheme that neutralizes re-announces here
+     * what its neutralizer overrode). The mark is clear by then.
      */
     void restarting() {
     }
 
-    /** (R2): marks this thread neutralized (by a reclaimer). */
-    final void neutralize() {
-        NEUTRALIZED.setVolatile(this, 1); // (R2)
+    /**
+     * (R2): marks this thread neutralized (by a reclaimer), with a getAndSet (a full fence);
+     * returns whether it was not marked already.
+     */
+    final boolean neutralize() {
+        return (int) NEUTRALIZED.getAndSet(this, 1) == 0; // (R2)
+    }
+
+    /** Clears the mark (departure, or a neutralizer that lost its victim); returns whether it was set. */
+    final boolean unmark() {
+        return (int) NEUTRALIZED.getAndSet(this, 0) != 0;
+    }
+
+    /** Whether a restart left a cleared mark counted ({@link #markOwed}); for departure. */
+    final boolean owesMark() {
+        return markOwed;
     }
 
     /**
@@ -323,8 +361,8 @@ public abstract class Guard implements AutoCloseable {
      * clear is a getAndSet (a full fence), so that no read of the section passes it.
      */
     final void clearNeutralization() {
-        if ((int) NEUTRALIZED.getVolatile(this) != 0) {
-            final int previous = (int) NEUTRALIZED.getAndSet(this, 0);
+        if ((int) NEUTRALIZED.getVolatile(this) != 0 && unmark()) {
+            domain.unmarked();
         }
     }
 
@@ -383,6 +421,9 @@ public abstract class Guard implements AutoCloseable {
         final long outer = (1L << (depth - 1)) - 1;
         pendingRestarts &= outer;
         writing &= outer;
+        if (markOwed && writing == 0) {
+            payMark();
+        }
         final long base = row + ReclaimDomain.HAZARDS + ((long) domain.slotWords + (long) (depth - 1) * domain.slots) * Long.BYTES;
         for (int s = 0; s < domain.slots; s++) {
             clear(base + (long) s * Long.BYTES);
@@ -441,8 +482,17 @@ public abstract class Guard implements AutoCloseable {
         RETIRED.setOpaque(this, (long) RETIRED.getOpaque(this) + 1);
     }
 
-    /** Records in {@code safe} can no longer be reached: free them, now or amortized. */
-    final void release(final BlockBag safe) {
+    /**
+     * Records in {@code safe} can no longer be reached: free them, now or amortized
+     * ({@link #dispose}). A scheme whose threads may still touch reserved records after their
+     * grace period (debra+) screens them first.
+     */
+    void release(final BlockBag safe) {
+        dispose(safe);
+    }
+
+    /** Frees the records of {@code safe}, now or amortized; {@code safe} becomes empty. */
+    final void dispose(final BlockBag safe) {
         if (safe.isEmpty()) {
             return;
         }

@@ -11,6 +11,7 @@ import dev.limbo.reclaim.internal.BlockSource;
 import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 import dev.limbo.reclaim.internal.FenceFallbackEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
+import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.RecordPool;
 
@@ -31,6 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -101,6 +103,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         new FenceFallbackEvent();
         new ReclamationEvent();
         new HazardScanEvent();
+        new NeutralizationEvent();
     }
 
     final Scheme scheme;
@@ -114,7 +117,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Slot words per thread: {@code slots * maxNesting}. */
     final int slotWords;
     final boolean debug;
-    /** Whether guards poll for neutralization: restart injection is on (and, later, schemes that neutralize). */
+    /**
+     * Whether guards poll for neutralization: the domain has {@link Capability#NEUTRALIZATION} (its
+     * scheme neutralizes, or the builder added it), or restart injection is on.
+     */
     final boolean polls;
     /** Restart injection: about one poll in this many throws {@link Restart}; 0 when off. */
     final int restartOneIn;
@@ -134,6 +140,8 @@ public abstract class ReclaimDomain implements AutoCloseable {
     final long backlogLimit;
     final int minCalls;
     final int scanThreshold;
+    /** DEBRA+: the suspect threshold c, in records of the scanner's current limbo bag. */
+    final int suspectThreshold;
     /** Epoch schemes: whether pins announce without a fence, scanners issuing membarrier instead. */
     final boolean asymmetricFence;
     /** Asymmetric mode: the least time between two heavy barriers of this domain. */
@@ -168,6 +176,14 @@ public abstract class ReclaimDomain implements AutoCloseable {
     private final AtomicLong departedRetired = new AtomicLong();
     private final AtomicLong departedFreed = new AtomicLong();
     private final AtomicLong departedRestarts = new AtomicLong();
+    private final AtomicLong neutralizations = new AtomicLong();
+    /**
+     * (R6) Marks set now, plus marks that restarts cleared inside an enclosing write phase
+     * (Guard#markOwed): at every point at least the number of guards whose mark is set. A
+     * neutralizer counts before it marks, a cleared mark is dropped after it is cleared (or once
+     * its write phases end), all with sequentially consistent atomics. See {@link #anyMarked}.
+     */
+    private final AtomicInteger marks = new AtomicInteger();
     private final ConcurrentHashMap<Long, Boolean> debugRetired;
     private final AutoCloseable releaseHook;
     private final AutoCloseable closeCheck;
@@ -197,7 +213,6 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.slotWords = b.slots * b.maxNesting;
         this.debug = b.debug;
         this.restartOneIn = b.restartOneIn;
-        this.polls = b.restartOneIn > 0;
         this.headerWords = headerWords;
         this.trailerOffset = b.recordBytes + (long) headerWords * Long.BYTES;
         this.amortized = b.scheme.amortized();
@@ -206,6 +221,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.backlogLimit = b.backlogLimit;
         this.minCalls = b.minCalls;
         this.scanThreshold = b.scanThreshold;
+        this.suspectThreshold = b.suspectThreshold;
         this.asymmetricFence = b.asymmetricFence && Native.MEMBARRIER;
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
         final long localRecords = b.debug || b.bypassPool ? 0 : b.poolRecords;
@@ -222,6 +238,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         final EnumSet<Capability> all = EnumSet.copyOf(b.capabilities);
         all.addAll(b.scheme.capabilities());
         this.capabilities = Collections.unmodifiableSet(all);
+        this.polls = b.restartOneIn > 0 || all.contains(Capability.NEUTRALIZATION);
     }
 
     /** A builder for a domain of {@code scheme}. */
@@ -402,7 +419,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             }
         }
         return new ReclaimStats(scheme.id(), retired, freed, retired - freed, advances(), scans.get(),
-                pool.sharedRecords(), fenceFallbacks(), restarts);
+                pool.sharedRecords(), fenceFallbacks(), restarts, neutralizations.get());
     }
 
     /** Allocates a record outside any section, bypassing the pool: construction only. */
@@ -528,16 +545,39 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /**
      * Neutralizes the thread holding participant {@code id} (R2), if it uses this domain: its next
-     * poll outside a write phase throws {@link Restart}. For schemes that neutralize (and tests).
-     * Returns whether the thread has a guard here.
+     * poll outside a write phase throws {@link Restart}. For schemes that neutralize (and tests);
+     * counted in {@link ReclaimStats#neutralizations()}. Returns whether the thread has a guard here.
      */
     final boolean neutralize(final int id) {
         final Guard g = guardOf(id);
         if (g == null) {
             return false;
         }
-        g.neutralize(); // (R2)
+        marks.incrementAndGet(); // (R6): before the mark, so that marks never counts fewer than are set
+        if (!g.neutralize()) { // (R2)
+            marks.decrementAndGet(); // it was marked already, and counted
+        } else if (guardOf(id) != g && g.unmark()) {
+            // the thread departed meanwhile, and its departure may have read the mark before it was set
+            marks.decrementAndGet();
+        }
+        neutralizations.incrementAndGet();
         return true;
+    }
+
+    /** (R6): a guard's mark was cleared (or its owed count paid): the count of marks drops it. */
+    final void unmarked() {
+        marks.decrementAndGet();
+    }
+
+    /**
+     * (R6) Whether some thread may be marked neutralized now (or still use the reservations of a
+     * write phase that began before a restart cleared its mark). When not, no thread is between a
+     * neutralization and its restart: each thread that a neutralizer counted as checked has since
+     * restarted its read phase or ended its section, so it holds no record unlinked before its
+     * neutralization, and no reservation needs to be screened (DebraPlus (P4)).
+     */
+    final boolean anyMarked() {
+        return marks.get() > 0;
     }
 
     /**
@@ -557,6 +597,26 @@ public abstract class ReclaimDomain implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /**
+     * (R5) for a batch of records: copies every non-zero reservation of participants
+     * {@code 0 .. n - 1} into {@code into} (which holds at least {@code n * slotWords} words) and
+     * returns how many there are. A reclaimer that screens a batch against them reads every
+     * reservation once per batch instead of once per record ({@link #isReserved}).
+     */
+    final int collectReservations(final long[] into, final int n) {
+        int count = 0;
+        for (int id = 0; id < n; id++) {
+            final long base = slotTable.slot(id) + HAZARDS + (long) slotWords * Long.BYTES;
+            for (int s = 0; s < slotWords; s++) {
+                final long r = Words.la(base + (long) s * Long.BYTES); // (R5)
+                if (r != 0) {
+                    into[count++] = r;
+                }
+            }
+        }
+        return count;
     }
 
     /** The scheme. */
@@ -886,6 +946,12 @@ public abstract class ReclaimDomain implements AutoCloseable {
             return; // it never pinned here, or close() tore the domain down
         }
         g.released = true;
+        if (g.unmark()) { // (R6): a neutralizer that marks it after this sees it gone and unmarks it itself
+            marks.decrementAndGet();
+        }
+        if (g.owesMark()) {
+            marks.decrementAndGet();
+        }
         for (int s = 0; s < 2 * slotWords; s++) {
             Guard.clear(g.row + HAZARDS + (long) s * Long.BYTES); // its hazards and reservations protect nothing now
         }
@@ -937,6 +1003,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         private int restartOneIn;
         private int minCalls = 100;
         private int scanThreshold = 100;
+        private int suspectThreshold = 4 * BlockLayout.CAPACITY;
         private long poolRecords = 2L * BlockLayout.CAPACITY;
         private int sharedBlocks = 64;
         private boolean asymmetricFence =
@@ -1075,6 +1142,20 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 throw new IllegalArgumentException("scan threshold must be at least 1, was " + n);
             }
             this.scanThreshold = n;
+            return this;
+        }
+
+        /**
+         * DEBRA+: the suspect threshold c (default 1024 records, four blocks, the reference code's
+         * "about 768 objects per bag"): a scanning thread whose current limbo bag holds more than
+         * c records neutralizes each thread that holds the epoch back, and counts it as checked.
+         * Smaller values bound garbage tighter and neutralize more often.
+         */
+        public Builder suspectThreshold(final int records) {
+            if (records < 0) {
+                throw new IllegalArgumentException("suspect threshold must not be negative, was " + records);
+            }
+            this.suspectThreshold = records;
             return this;
         }
 

@@ -20,7 +20,10 @@ package dev.limbo.reclaim;
  *                 epoch domain in asymmetric mode fall back to a fence per pin: 0 or 1
  * @param restarts read phases restarted ({@link Restart} thrown): by neutralization, or by the
  *                 builder's restart injection
+ * @param neutralizations threads marked neutralized ({@code debra+}: suspects that held the epoch
+ *                 back while the scanner's limbo bag was over its threshold; also tests' marks)
  */
 public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
-                           long pooled, long fenceFallbacks, long restarts) {
+                           long pooled, long fenceFallbacks, long restarts,
+                           long neutralizations) {
 }

@@ -34,7 +34,11 @@ public enum Scheme {
     /** NEBR with amortized free. */
     NEBR_AF("nebr-af"),
     /** RCU with amortized free. */
-    RCU_AF("rcu-af");
+    RCU_AF("rcu-af"),
+    /** DEBRA+: DEBRA that neutralizes the threads that hold the epoch back (cooperatively). */
+    DEBRA_PLUS("debra+", Capability.NEUTRALIZATION),
+    /** DEBRA+ with amortized free. */
+    DEBRA_PLUS_AF("debra+-af", Capability.NEUTRALIZATION);
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -58,7 +62,8 @@ public enum Scheme {
 
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
-        return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF;
+        return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
+                || this == DEBRA_PLUS_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -77,6 +82,7 @@ public enum Scheme {
             case NONE -> new NoReclamation(b);
             case EBR, EBR_AF -> new FraserEbr(b);
             case DEBRA, DEBRA_AF -> new Debra(b);
+            case DEBRA_PLUS, DEBRA_PLUS_AF -> new DebraPlus(b);
             case HP -> new HazardPointers(b);
             case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
             case NEBR, NEBR_AF -> new HartNewEbr(b);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
@@ -170,6 +171,7 @@ class NeutralizationTest {
     @ParameterizedTest
     @MethodSource("dev.limbo.reclaim.ReclaimTestSupport#allSchemes")
     void withoutNeutralizationNothingRestarts(final Scheme scheme) {
+        assumeFalse(scheme.capabilities().contains(Capability.NEUTRALIZATION), "the scheme neutralizes");
         final LimboAllocator a = LimboAllocator.create();
         final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
         final long cell = a.allocateZeroed(8);

@@ -5,6 +5,8 @@ import dev.limbo.reclaim.ReclaimDomain;
 import dev.limbo.reclaim.ReclaimStats;
 import dev.limbo.reclaim.Scheme;
 
+import java.util.function.UnaryOperator;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -31,11 +33,17 @@ final class Fixture {
 
     /** As above; {@code restartOneIn} &gt; 0 makes about one poll in that many restart the read phase. */
     Fixture(final Kind kind, final Scheme scheme, final boolean debug, final int restartOneIn) {
+        this(kind, scheme, debug, b -> b.restartInjection(restartOneIn));
+    }
+
+    /** As above, with the domain's builder adjusted by {@code settings}. */
+    Fixture(final Kind kind, final Scheme scheme, final boolean debug,
+            final UnaryOperator<ReclaimDomain.Builder> settings) {
         this.kind = kind;
         this.scheme = scheme;
         this.allocator = LimboAllocator.builder().checked(true).debug(debug).build();
         this.baseline = allocator.stats().bytesInUse();
-        this.domain = kind.domain(scheme, allocator, debug, restartOneIn);
+        this.domain = settings.apply(kind.builder(scheme, allocator, debug)).build();
         this.structure = kind.create(domain);
     }
 

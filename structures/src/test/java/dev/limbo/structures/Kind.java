@@ -1,6 +1,7 @@
 package dev.limbo.structures;
 
 import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.reclaim.Capability;
 import dev.limbo.reclaim.ReclaimDomain;
 import dev.limbo.reclaim.Scheme;
 import org.junit.jupiter.params.provider.Arguments;
@@ -46,14 +47,24 @@ enum Kind {
         return Arrays.stream(values()).flatMap(k -> Arrays.stream(Scheme.values()).map(s -> Arguments.of(k, s)));
     }
 
+    /** Every kind with every scheme that neutralizes ({@link Capability#NEUTRALIZATION}). */
+    static Stream<Arguments> withNeutralizingSchemes() {
+        return Arrays.stream(values()).flatMap(k -> Arrays.stream(Scheme.values())
+                .filter(s -> s.capabilities().contains(Capability.NEUTRALIZATION)).map(s -> Arguments.of(k, s)));
+    }
+
     /**
      * A domain with the records and slots this kind needs; {@code restartOneIn} &gt; 0 injects a
      * {@link dev.limbo.reclaim.Restart} at about one poll in that many.
      */
     ReclaimDomain domain(final Scheme scheme, final LimboAllocator allocator, final boolean debug,
                          final int restartOneIn) {
-        return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).debug(debug)
-                .restartInjection(restartOneIn).build();
+        return builder(scheme, allocator, debug).restartInjection(restartOneIn).build();
+    }
+
+    /** A builder of a domain with the records and slots this kind needs, for tests that set more. */
+    ReclaimDomain.Builder builder(final Scheme scheme, final LimboAllocator allocator, final boolean debug) {
+        return ReclaimDomain.builder(scheme).allocator(allocator).recordBytes(recordBytes).slots(slots).debug(debug);
     }
 
     OffHeapStructure create(final ReclaimDomain domain) {

@@ -1,6 +1,7 @@
 package dev.limbo.structures;
 
 import dev.limbo.reclaim.Scheme;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -9,6 +10,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 import static dev.limbo.structures.OffHeapStructure.RESERVED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -48,6 +50,24 @@ class StressMatrixTest {
         stress(kind, scheme, 2, false, OPS / 4, 1_000);
     }
 
+    /**
+     * DEBRA+'s neutralization under structure stress: with a suspect threshold of 0 (a scanner
+     * with anything in its current bag neutralizes every thread that holds the epoch back) and
+     * minCalls 8, neutralizations happen throughout. Debug allocator and domain: a node freed
+     * while a thread still uses it is poisoned, and shows up in the checked results. The workers
+     * run their operations and go on until 50 neutralizations were counted; every result still
+     * matches the model and nothing leaks.
+     */
+    @ParameterizedTest(name = "{0} over {1}")
+    @MethodSource("dev.limbo.structures.Kind#withNeutralizingSchemes")
+    @Timeout(300)
+    void neutralizationsUnderStress(final Kind kind, final Scheme scheme) throws Exception {
+        final Fixture f = new Fixture(kind, scheme, true, b -> b.suspectThreshold(0).minCalls(8));
+        stress(f, 3, false, OPS / 4, () -> f.domain.stats().neutralizations() >= 50);
+        assertTrue(f.domain.stats().neutralizations() >= 50, () -> "too few neutralizations: " + f.domain.stats());
+        f.closeAndCheckMemory();
+    }
+
     @ParameterizedTest(name = "{0} virtual threads")
     @ValueSource(ints = {16, 64})
     void virtualThreads(final int workers) throws Exception {
@@ -57,12 +77,26 @@ class StressMatrixTest {
     private static void stress(final Kind kind, final Scheme scheme, final int workers, final boolean virtual,
                                final int ops, final int restartOneIn) throws Exception {
         final Fixture f = new Fixture(kind, scheme, false, restartOneIn);
-        final long seed = 31L * kind.ordinal() + scheme.ordinal();
+        stress(f, workers, virtual, ops, null);
+        if (restartOneIn > 0) {
+            assertTrue(f.domain.stats().restarts() > 0, "no restart was injected");
+        }
+        f.closeAndCheckMemory();
+    }
+
+    /**
+     * Runs {@code workers} over {@code f}'s structure, each for {@code ops} operations and then, if
+     * {@code enough} is not null, until it holds (asked every 256 operations), and checks the contents.
+     */
+    private static void stress(final Fixture f, final int workers, final boolean virtual, final int ops,
+                               final BooleanSupplier enough) throws Exception {
+        final Kind kind = f.kind;
+        final long seed = 31L * kind.ordinal() + f.scheme.ordinal();
         if (kind.keyed()) {
             final LongMapChecks.Subject s = f.keyed();
             final List<Workload.Keyed> done = Workers.run(workers, virtual, id -> {
                 final Workload.Keyed w = new Workload.Keyed(s, kind.replaces(), id, workers, KEYS, seed);
-                while (w.steps < ops) {
+                while (w.steps < ops || enough != null && (w.steps % 256 != 0 || !enough.getAsBoolean())) {
                     w.step();
                 }
                 return w;
@@ -74,7 +108,7 @@ class StressMatrixTest {
             final Kind.Linear s = f.linear();
             final List<Workload.Linear> done = Workers.run(workers, virtual, id -> {
                 final Workload.Linear w = new Workload.Linear(s, kind == Kind.QUEUE, id, workers, seed);
-                while (w.steps < ops) {
+                while (w.steps < ops || enough != null && (w.steps % 256 != 0 || !enough.getAsBoolean())) {
                     w.step();
                 }
                 return w;
@@ -100,9 +134,5 @@ class StressMatrixTest {
             Arrays.sort(actual);
             assertArrayEquals(expected, actual, "a value was lost or taken twice");
         }
-        if (restartOneIn > 0) {
-            assertTrue(f.domain.stats().restarts() > 0, "no restart was injected");
-        }
-        f.closeAndCheckMemory();
     }
 }

@@ -35,7 +35,7 @@ import java.util.concurrent.TimeUnit;
 public class ReclaimGuardPtr {
 
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
-            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af"})
+            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af"})
     public String scheme;
 
     private LimboAllocator allocator;

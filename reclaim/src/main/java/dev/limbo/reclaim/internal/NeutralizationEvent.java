@@ -1,0 +1,58 @@
+package dev.limbo.reclaim.internal;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+
+/**
+ * JFR event {@code dev.limbo.Neutralization}: a scanning thread of a neutralizing scheme
+ * ({@code debra+}, {@code debra+-af}) neutralized a thread that held the epoch back while the
+ * scanner's current limbo bag was over the suspect threshold (DEBRA §5.5). An instant event,
+ * committed only when a recording enables it; see the README's "Recording JFR events".
+ */
+@Name(NeutralizationEvent.NAME)
+@Label("Neutralization")
+@Category({"Limbo", "Reclamation"})
+@Description("A reclaimer neutralized a thread that held the epoch back")
+@StackTrace(false)
+public final class NeutralizationEvent extends jdk.jfr.Event {
+
+    /** The event's name in recordings. */
+    public static final String NAME = "dev.limbo.Neutralization";
+
+    @Label("Scheme")
+    @Description("The reclamation scheme's id")
+    public String scheme;
+
+    @Label("Neutralizer")
+    @Description("The participant id of the scanning thread")
+    public int neutralizer;
+
+    @Label("Victim")
+    @Description("The participant id of the neutralized thread")
+    public int victim;
+
+    @Label("Victim Epoch")
+    @Description("The epoch in the victim's announcement when it was found holding the epoch back")
+    public long victimEpoch;
+
+    @Label("Bag Size")
+    @Description("Records in the scanner's current limbo bag, over the suspect threshold")
+    public long bagSize;
+
+    /** Commits a neutralization if a recording enables the event. */
+    public static void emit(final String scheme, final int neutralizer, final int victim, final long victimEpoch,
+                            final long bagSize) {
+        final NeutralizationEvent e = new NeutralizationEvent();
+        if (e.shouldCommit()) {
+            e.scheme = scheme;
+            e.neutralizer = neutralizer;
+            e.victim = victim;
+            e.victimEpoch = victimEpoch;
+            e.bagSize = bagSize;
+            e.commit();
+        }
+    }
+}
