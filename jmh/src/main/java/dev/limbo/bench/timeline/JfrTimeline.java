@@ -4,6 +4,7 @@ import dev.limbo.allocator.internal.CacheFlushEvent;
 import dev.limbo.bench.suite.Charts;
 import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
+import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedThread;
@@ -38,20 +39,24 @@ public final class JfrTimeline {
 
     /** What a row shows. */
     public enum Kind {
-        RECLAMATION("reclamation batch", new Color(0x0072B2), 0.0),
-        DEFERRED("batch queued for amortized free", new Color(0x56B4E9), 0.0),
-        HAZARD_SCAN("hazard scan", new Color(0xD55E00), 0.22),
-        CACHE_FLUSH("allocator cache flush", new Color(0x009E73), -0.22),
-        EPOCH_ADVANCE("epoch advance", new Color(0xCC79A7), 0.36);
+        RECLAMATION("reclamation batch", new Color(0x0072B2), 0.0, false),
+        DEFERRED("batch queued for amortized free", new Color(0x56B4E9), 0.0, false),
+        HAZARD_SCAN("hazard scan", new Color(0xD55E00), 0.22, false),
+        CACHE_FLUSH("allocator cache flush", new Color(0x009E73), -0.22, false),
+        EPOCH_ADVANCE("epoch advance", new Color(0xCC79A7), 0.36, true),
+        NEUTRALIZATION("neutralization (by the scanner)", new Color(0x000000), -0.36, true);
 
         final String label;
         final Color color;
         final double offset;
+        /** Whether the kind is a point in time (a marker) rather than a box. */
+        final boolean instant;
 
-        Kind(final String label, final Color color, final double offset) {
+        Kind(final String label, final Color color, final double offset, final boolean instant) {
             this.label = label;
             this.color = color;
             this.offset = offset;
+            this.instant = instant;
         }
     }
 
@@ -107,12 +112,13 @@ public final class JfrTimeline {
                     case HazardScanEvent.NAME -> Kind.HAZARD_SCAN;
                     case CacheFlushEvent.NAME -> Kind.CACHE_FLUSH;
                     case EpochAdvanceEvent.NAME -> Kind.EPOCH_ADVANCE;
+                    case NeutralizationEvent.NAME -> Kind.NEUTRALIZATION;
                     default -> null;
                 };
                 if (kind == null) {
                     continue;
                 }
-                spans.add(new Span(kind, threadName(e), start, kind == Kind.EPOCH_ADVANCE ? start : end));
+                spans.add(new Span(kind, threadName(e), start, kind.instant ? start : end));
                 first = Math.min(first, start);
                 last = Math.max(last, end);
             }
@@ -213,7 +219,7 @@ public final class JfrTimeline {
                 n++;
                 final double y = row.get(s.thread) + kind.offset;
                 final double x0 = (s.start - w.start) / 1e6;
-                if (kind == Kind.EPOCH_ADVANCE) {
+                if (kind.instant) {
                     xs.add(x0);
                     ys.add(y);
                     continue;
@@ -233,9 +239,9 @@ public final class JfrTimeline {
             final XYSeries series = chart.addSeries(String.format(Locale.ROOT, "%s (%d)", kind.label, n), xs, ys);
             series.setLineColor(kind.color);
             series.setMarkerColor(kind.color);
-            if (kind == Kind.EPOCH_ADVANCE) {
+            if (kind.instant) {
                 series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
-                series.setMarker(SeriesMarkers.DIAMOND);
+                series.setMarker(kind == Kind.EPOCH_ADVANCE ? SeriesMarkers.DIAMOND : SeriesMarkers.CROSS);
             } else {
                 series.setMarker(SeriesMarkers.NONE);
                 series.setLineStyle(new BasicStroke(kind == Kind.RECLAMATION || kind == Kind.DEFERRED ? 14f : 9f,

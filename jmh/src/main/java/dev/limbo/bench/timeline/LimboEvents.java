@@ -3,6 +3,7 @@ package dev.limbo.bench.timeline;
 import dev.limbo.allocator.internal.CacheFlushEvent;
 import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
+import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import jdk.jfr.Recording;
 
@@ -14,7 +15,7 @@ public final class LimboEvents {
 
     /** Every {@code dev.limbo.*} event the libraries and the bench command emit. */
     public static final List<String> NAMES = List.of(EpochAdvanceEvent.NAME, ReclamationEvent.NAME,
-            HazardScanEvent.NAME, CacheFlushEvent.NAME, TrialEvent.NAME);
+            HazardScanEvent.NAME, CacheFlushEvent.NAME, NeutralizationEvent.NAME, TrialEvent.NAME);
 
     private LimboEvents() {
     }
