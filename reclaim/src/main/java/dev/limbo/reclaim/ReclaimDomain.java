@@ -13,6 +13,7 @@ import dev.limbo.reclaim.internal.FenceFallbackEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.RecordPool;
+import dev.limbo.reclaim.internal.TokenPassEvent;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
@@ -101,6 +102,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         new FenceFallbackEvent();
         new ReclamationEvent();
         new HazardScanEvent();
+        new TokenPassEvent();
     }
 
     final Scheme scheme;

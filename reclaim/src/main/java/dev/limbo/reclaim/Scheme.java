@@ -34,7 +34,15 @@ public enum Scheme {
     /** NEBR with amortized free. */
     NEBR_AF("nebr-af"),
     /** RCU with amortized free. */
-    RCU_AF("rcu-af");
+    RCU_AF("rcu-af"),
+    /** Token-EBR, naive: the token holder frees its previous bag, then passes the token (PPoPP 2024 §4.1). */
+    TOKEN_NAIVE("token-naive"),
+    /** Token-EBR, pass first: the holder passes the token, then frees its previous bag (§4, "Pass-first"). */
+    TOKEN_PASSFIRST("token-passfirst"),
+    /** Token-EBR, periodic: pass first, and pass again every 100 frees if the token came back (§4, "Periodic"). */
+    TOKEN_PERIODIC("token-periodic"),
+    /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
+    TOKEN_AF("token-af");
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -58,7 +66,8 @@ public enum Scheme {
 
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
-        return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF;
+        return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
+                || this == TOKEN_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -81,6 +90,10 @@ public enum Scheme {
             case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
             case NEBR, NEBR_AF -> new HartNewEbr(b);
             case RCU, RCU_AF -> new RcuEpochReservation(b);
+            case TOKEN_NAIVE -> new TokenEbr(b, TokenEbr.Handoff.FREE_THEN_PASS);
+            case TOKEN_PASSFIRST -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE);
+            case TOKEN_PERIODIC -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE_IN_STEPS);
+            case TOKEN_AF -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_SPLICE);
         };
     }
 
