@@ -22,20 +22,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>{@code
  * Implementation notes
  *
- * Algorithm (§4, "Abstract Algorithm"). The threads form a ring and one token goes around it. Each thread has two limbo
- * bags, current and previous; retire adds to current. At the start of an operation (an outermost
- * pin, before the section reads anything) a thread that holds the token takes its turn: it passes
- * the token to its successor, frees previous (everything in it was retired before its previous
- * turn) and swaps the bags (previous := what it retired since its previous turn; current := empty).
+ * Algorithm (§4, "Abstract Algorithm"). The threads form a ring and one token goes around it.
+ * Each thread has two limbo bags, current and previous; retire adds to current. At the start of
+ * an operation (an outermost pin, before the section reads anything) a thread that holds the
+ * token takes its turn: it passes the token to its successor, frees previous (everything in it was
+ * retired before its previous turn) and swaps the bags (previous := what it retired since its
+ * previous turn; current := empty).
  * The variants differ only in the order of pass and free (Handoff):
- *  FREE_THEN_PASS (token-naive, §4.1 "Naive Token-EBR", artifact token1): free previous, then pass: freeing is serial, and
- *      garbage piles up while the token waits.
+ *  FREE_THEN_PASS (token-naive, §4.1 "Naive Token-EBR", artifact token1): free previous, then
+ *      pass: freeing is serial, and garbage piles up while the token waits.
  *  PASS_THEN_FREE (token-passfirst, §4 "Pass-first Token-EBR", token2): pass, then free the batch.
- *  PASS_THEN_FREE_IN_STEPS (token-periodic, §4 "Periodic Token-EBR", token3): pass, then free previous PERIODIC_CHECK
- *      (K = 100) records at a time; between steps, if the token came back, pass it again at once
- *      (a turn without a swap: safe, it only delays the next swap).
- *  PASS_THEN_SPLICE (token-af, §4 "Amortized-Free Token-EBR", token4): pass, splice previous into the freeable list of
- *      amortized free (Guard.release; O(1)), and free freesPerPin records (default 1) per pin.
+ *  PASS_THEN_FREE_IN_STEPS (token-periodic, §4 "Periodic Token-EBR", token3): pass, then free
+ *      previous PERIODIC_CHECK (K = 100) records at a time; between steps, if the token came back,
+ *      pass it again at once (a turn without a swap: safe, it only delays the next swap).
+ *  PASS_THEN_SPLICE (token-af, §4 "Amortized-Free Token-EBR", token4): pass, splice previous into
+ *      the freeable list of amortized free (Guard.release; O(1)), and free freesPerPin records
+ *      (default 1) per pin, after the turn.
  * There is no global epoch and no announcement array; a pin reads only its own token flag (T1),
  * and an unpin writes nothing shared.
  *
@@ -60,13 +62,16 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * Idle holders (ours). A thread that stops pinning without going offline (a main thread that
  * filled a structure and waits) would keep the token, or stop it when it arrives. So every
- * STALL_CHECK (64) pins, a thread reads R (T3); if R is the same word it read at its previous
- * check, the token has not moved meanwhile, and it passes the token on the holder's behalf if the
- * holder is idle: outside every section, read from its nesting word (T8, the close handshake's
- * (C6) acquire load) after a heavy barrier issued once R had this value (T7; EpochDomain's idle
- * inference, as qsbr does it): a CAS (T4) from exactly that R to (seq + 1, successor). flush() does
- * the same without rationing the barrier, and passes on behalf of a holder that is no member (its
- * guard left or was never in the ring). A busy holder is never passed over.
+ * STALL_CHECK (64) pins, a thread reads R (T3); if R names the holder it named at the previous
+ * check (or at this thread's join), it passes the token on the holder's behalf if the holder is
+ * idle (the check is a heuristic for "the token is stuck"; safety rests on the idle test alone):
+ * outside every section, read from its nesting word (T8, the close handshake's (C6) acquire load)
+ * after a heavy barrier issued once R had this value (T7; EpochDomain's idle inference, as qsbr
+ * does it): a CAS (T4) from exactly that R to (seq + 1, successor). Each
+ * departure (the release hook) tries the same once, so that threads too short-lived to reach a
+ * second check (thread churn behind an idle holder) still move the token; flush() does it without
+ * rationing the barrier. A holder that is no member (its guard left: its leave is about to pass)
+ * is passed over at once. A busy holder is never passed over.
  * Rule: the token passes over a thread only (a) at that thread's own outermost pin, before its
  * section reads anything, (b) on its behalf while its nesting reads 0 after such a barrier, or
  * (c) when it leaves the ring, outside every section.
@@ -93,11 +98,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * by (T8), and then no pass happens. (2) k joined after r1: its join's (T4) follows r1 in R's
  * order, so its sections cannot reach O. (3) k left before r2: S ended before its leave's (T4),
  * which precedes r2. So no thread holds O at r2. Receipt makes freeing safe, not the pass, so
- * freeing before or after passing is equally safe (§4, "Pass-first"), and so is passing again in the middle
- * of a free ("Periodic") or splicing previous into the freeable list ("Amortized-Free"). A thread departs with its bags:
- * they become an orphan, and the next thread to take a turn adopts them into its current bag (the
- * orphan queue orders the departure before the adoption), where they wait a full round as its own
- * retires do.
+ * freeing before or after passing is equally safe (§4, "Pass-first"), and so is passing again in
+ * the middle of a free ("Periodic") or splicing previous into the freeable list ("Amortized-Free").
+ *
+ * Orphans (ours). A departed thread's bags become one orphan, stamped with R's seq s after its
+ * leave. A wrap is a pass to an id at or below the passer's (or to or from the empty ring): between
+ * two consecutive wraps the token climbs through the members in increasing id order, and a member
+ * throughout the climb cannot be jumped (as above). So once two wraps w2 > w1 > s follow the
+ * departure in R's order, the climb from w1 to w2 is a full round after the departure, and the
+ * argument above, with the departure's leave (which follows the departed thread's unlinks) in
+ * place of r1, makes the orphan safe. The seq of the latest wrap is kept in the last-wrap word
+ * (T11); every turn, every departure and flush sweep the orphan queue: an orphan seen with a wrap
+ * w > s is restamped with w, and freed when a wrap above w is seen (ReclaimDomain's orphan queue
+ * orders the departure before the sweep).
  *
  * Linearization points: pin with a turn at its (T4) (a claim for FREE_THEN_PASS, else the pass);
  * pin without a turn at (T1); unpin: nothing shared; retire: the add to current (thread-local);
@@ -107,7 +120,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * retries its CAS only after another thread joined or left, so it is lock-free; freeing is bounded
  * by the bags. Reclamation is blocking, as in the paper: a thread stalled inside a section stops
  * the token (garbageBound is Long.MAX_VALUE). flush() waits for an active holder's next pin for at
- * most FLUSH_PATIENCE, then returns.
+ * most FLUSH_PATIENCE, then returns; (T11)'s raise retries only after another wrap raised it.
  *
  * Memory ordering:
  *  (T1) opaque load of the pinning thread's own flag: a hint only; the turn is decided by (T3), (T4).
@@ -127,6 +140,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       every pin fences (ReclaimDomain's (C2)) and the helper fences instead. If the barrier fails
  *       at run time, idle holders are no longer inferred (flush() and leaves still pass).
  *  (T8) acquire load of the holder's nesting; pairs with its (C7) release store of 0.
+ *  (T11) CAS-max of the last-wrap word to a wrap's seq, after the wrap's (T4); acquire load by
+ *       sweeps. A late raise only delays orphans: every value it holds is the seq of a real wrap.
  *  (11) protect's and protectIfEqual's acquire load of the word (as EpochDomain's (11)).
  *  Receipt counters are per guard (opaque, owner-written); the JFR event is built only when a
  *  recording enables it.
@@ -169,6 +184,7 @@ final class TokenEbr extends ReclaimDomain {
     private static final int STRIDE = (int) (Layouts.PADDED / Long.BYTES);
     private static final int RING = STRIDE;
     private static final int BARRIER_SEQ = 2 * STRIDE;
+    private static final int LAST_WRAP = 3 * STRIDE;
     /** {@link TokenGuard#token}: (T1), (T2), (T5). */
     private static final VarHandle TOKEN;
     /** {@link TokenGuard#receipts}: opaque, owner-written. */
@@ -185,8 +201,11 @@ final class TokenEbr extends ReclaimDomain {
     }
 
     final Handoff handoff;
-    /** R at index RING and the barrier word at BARRIER_SEQ, each on its own line (a pass writes R). */
-    private final long[] words = new long[3 * STRIDE];
+    /**
+     * R at index RING, the barrier word at BARRIER_SEQ and the seq of the latest wrap at LAST_WRAP,
+     * each on its own line (a pass writes R).
+     */
+    private final long[] words = new long[4 * STRIDE];
     private final AtomicLong departedReceipts = new AtomicLong();
     /** When the last rationed heavy barrier was issued; a racy hint, not a safety condition. */
     private long lastBarrierNanos;
@@ -224,6 +243,65 @@ final class TokenEbr extends ReclaimDomain {
         return (boolean) WORDS.compareAndSet(words, RING, expected, word);
     }
 
+    /**
+     * Passes the token from {@code from}, named by {@code r}, to {@code to}: the CAS (T4), then the
+     * wrap record (T11), the successor's flag (T5) and the JFR event. False if R is no longer {@code r}.
+     */
+    private boolean pass(final long r, final int from, final int to, final long records, final boolean onBehalf) {
+        final long word = next(r, to, false);
+        if (!casRing(r, word)) { // (T4)
+            return false;
+        }
+        if (to == NONE || to <= from) {
+            wrapped(word >>> SEQ_SHIFT); // (T11)
+        }
+        signal(to); // (T5)
+        TokenPassEvent.emit(scheme.id(), from, to, records, onBehalf);
+        return true;
+    }
+
+    /**
+     * (T11): raises the last-wrap word to {@code seq}, the seq of a pass that went to an id at or
+     * below the passer's (the token starts its climb through the members again), to the empty
+     * ring, or from it. Values only rise, and every value is the seq of a real wrap.
+     */
+    private void wrapped(final long seq) {
+        long seen = (long) WORDS.getVolatile(words, LAST_WRAP);
+        while (seen < seq && !(boolean) WORDS.compareAndSet(words, LAST_WRAP, seen, seq)) { // (T11)
+            seen = (long) WORDS.getVolatile(words, LAST_WRAP);
+        }
+    }
+
+    /** The seq of R now (a departure's stamp). */
+    private long seqNow() {
+        return ring() >>> SEQ_SHIFT;
+    }
+
+    /**
+     * Frees through {@code g} the orphans whose departure two wraps follow (T11). An orphan is
+     * stamped {@code s << 1} with the seq s of its departure; once a wrap w > s is seen it becomes
+     * {@code w << 1 | 1}; once a wrap above w is seen, it is freed.
+     */
+    void sweepOrphans(final Guard g) {
+        if (orphans.isEmpty()) {
+            return;
+        }
+        final long wrap = (long) WORDS.getAcquire(words, LAST_WRAP); // (T11)
+        for (int n = orphans.size(); n > 0; n--) {
+            final Orphan o = orphans.poll();
+            if (o == null) {
+                return;
+            }
+            if (wrap <= o.stamp() >>> 1) {
+                orphans.offer(o);
+            } else if ((o.stamp() & 1) == 0) {
+                orphans.offer(new Orphan(wrap << 1 | 1, o.bag()));
+            } else {
+                g.release(o.bag());
+            }
+        }
+    }
+
     /** The holder of the token now (tests). */
     int holderNow() {
         return holder(ring());
@@ -254,20 +332,19 @@ final class TokenEbr extends ReclaimDomain {
         }
     }
 
-    private void passed(final int from, final int to, final long records, final boolean onBehalf) {
-        TokenPassEvent.emit(scheme.id(), from, to, records, onBehalf);
-    }
-
     /** Joins {@code g} to the ring: (T6), then (T4); takes the token if the ring is empty. */
     private void join(final TokenGuard g) {
         g.member = true; // (T6)
         while (true) {
             final long r = ring(); // (T3)
             final boolean empty = holder(r) == NONE;
-            if (casRing(r, empty ? next(r, g.id, false) : next(r, holder(r), busy(r)))) { // (T4)
+            final long word = empty ? next(r, g.id, false) : next(r, holder(r), busy(r));
+            if (casRing(r, word)) { // (T4)
                 if (empty) {
+                    wrapped(word >>> SEQ_SHIFT); // (T11)
                     TOKEN.setVolatile(g, 1); // (T5)
                 }
+                g.lastHolder = holder(word);
                 return;
             }
         }
@@ -282,10 +359,7 @@ final class TokenEbr extends ReclaimDomain {
         while (true) {
             final long r = ring(); // (T3)
             if (holder(r) == g.id) {
-                final int successor = successorOf(g.id);
-                if (casRing(r, next(r, successor, false))) { // (T4)
-                    signal(successor); // (T5)
-                    passed(g.id, successor, 0, true);
+                if (pass(r, g.id, successorOf(g.id), 0, true)) { // (T4), (T11), (T5)
                     return;
                 }
             } else if (casRing(r, next(r, holder(r), busy(r)))) { // (T4)
@@ -311,12 +385,10 @@ final class TokenEbr extends ReclaimDomain {
             }
         }
         final int successor = successorOf(h);
-        if (successor == h || !casRing(r, next(r, successor, false))) { // (T4)
+        if (successor == h || !pass(r, h, successor, 0, true)) { // (T4), (T11), (T5)
             return false;
         }
         scans.incrementAndGet();
-        signal(successor); // (T5)
-        passed(h, successor, 0, true);
         return true;
     }
 
@@ -354,9 +426,9 @@ final class TokenEbr extends ReclaimDomain {
     }
 
     /**
-     * flush(): takes two turns (the first moves current, orphans adopted, into previous; the second
-     * frees it), passing the token on behalf of idle holders on the way, and waiting at most
-     * FLUSH_PATIENCE for a holder inside a section.
+     * flush(): takes two turns (the first moves current into previous, the second frees it), and up
+     * to two more while orphans wait for their wraps, passing the token on behalf of idle holders on
+     * the way, and waiting at most FLUSH_PATIENCE for a holder inside a section.
      */
     @Override
     void flush(final Guard guard) {
@@ -368,7 +440,7 @@ final class TokenEbr extends ReclaimDomain {
             join(g);
         }
         long waitingSince = 0;
-        for (int turns = 0; turns < 2; ) {
+        for (int turns = 0; turns < 2 || turns < 4 && !orphans.isEmpty(); ) {
             final long r = ring(); // (T3)
             if (holder(r) == g.id && !busy(r)) {
                 if (g.turn(r)) {
@@ -410,8 +482,13 @@ final class TokenEbr extends ReclaimDomain {
         g.current.releaseBlocks();
         g.previous.releaseBlocks();
         if (!all.isEmpty()) {
-            orphans.offer(new Orphan(0, all));
+            orphans.offer(new Orphan(seqNow() << 1, all));
         }
+        // A departure helps as a scan does in the epoch schemes: threads too short-lived to take
+        // turns or watch the ring (thread churn, an idle holder) must still move the token, and
+        // free the orphans whose wraps came.
+        passForIdleHolder(ring(), true);
+        sweepOrphans(g);
     }
 
     @Override
@@ -455,9 +532,9 @@ final class TokenEbr extends ReclaimDomain {
         volatile boolean member;
         @SuppressWarnings("unused") // accessed through RECEIPTS
         private long receipts;
-        /** Pins until the next check of R, and R at the previous check. */
+        /** Pins until the next check of R, and the holder at the previous check (or at the join). */
         private int countdown = STALL_CHECK;
-        private long lastSeen = -1;
+        int lastHolder = NONE;
         /**
          * token-af: the freeable records left over when this pin's turn spliced a batch in, or -1.
          * Frees per pin adapt to it after the pin's own frees, so a pin frees as many as it was allowed on entry.
@@ -502,12 +579,16 @@ final class TokenEbr extends ReclaimDomain {
             }
         }
 
-        /** Every STALL_CHECK pins: if R did not change since the last check, help an idle holder. */
+        /**
+         * Every STALL_CHECK pins: if the same thread held the token at the last check (or when this
+         * one joined), help it if it is idle (a holder that is not idle only costs the check).
+         */
         private void watchRing() {
             final long r = ring.ring(); // (T3)
-            if (r != lastSeen) {
-                lastSeen = r;
-            } else if (holder(r) != id) {
+            final int h = holder(r);
+            if (h != lastHolder) {
+                lastHolder = h;
+            } else if (h != id) {
                 ring.passForIdleHolder(r, true);
             }
         }
@@ -525,22 +606,18 @@ final class TokenEbr extends ReclaimDomain {
                 }
                 countReceipt();
                 try {
-                    adoptOrphans();
                     release(previous);
                     rotate();
+                    ring.sweepOrphans(this);
                 } finally {
                     passFrom(claimed, batch);
                 }
                 return true;
             }
-            final int successor = ring.successorOf(id);
-            if (!ring.casRing(r, next(r, successor, false))) { // (T4): receipt and pass
+            if (!ring.pass(r, id, ring.successorOf(id), batch, false)) { // (T4): receipt and pass; (T11), (T5)
                 return false;
             }
             countReceipt();
-            ring.signal(successor); // (T5)
-            ring.passed(id, successor, batch, false);
-            adoptOrphans();
             switch (ring.handoff) {
                 case PASS_THEN_FREE -> release(previous);
                 case PASS_THEN_FREE_IN_STEPS -> freeInSteps();
@@ -550,19 +627,13 @@ final class TokenEbr extends ReclaimDomain {
                 }
             }
             rotate();
+            ring.sweepOrphans(this);
             return true;
         }
 
         /** FREE_THEN_PASS: passes from the claimed word; a join or leave meanwhile only bumped seq. */
         private void passFrom(final long claimed, final long batch) {
-            long r = claimed;
-            while (true) {
-                final int successor = ring.successorOf(id);
-                if (ring.casRing(r, next(r, successor, false))) { // (T4)
-                    ring.signal(successor); // (T5)
-                    ring.passed(id, successor, batch, false);
-                    return;
-                }
+            for (long r = claimed; !ring.pass(r, id, ring.successorOf(id), batch, false); ) { // (T4), (T11), (T5)
                 r = ring.ring(); // (T3): still names this guard, busy
             }
         }
@@ -581,20 +652,10 @@ final class TokenEbr extends ReclaimDomain {
         private void passAgain() {
             final int hint = (int) TOKEN.getAndSet(this, 0); // (T2)
             for (long r = ring.ring(); holder(r) == id && !busy(r); r = ring.ring()) { // (T3)
-                final int successor = ring.successorOf(id);
-                if (ring.casRing(r, next(r, successor, false))) { // (T4)
+                if (ring.pass(r, id, ring.successorOf(id), 0, false)) { // (T4), (T11), (T5)
                     countReceipt();
-                    ring.signal(successor); // (T5)
-                    ring.passed(id, successor, 0, false);
                     return;
                 }
-            }
-        }
-
-        /** Moves departed threads' bags into current: they wait a full round, as this thread's own retires do. */
-        private void adoptOrphans() {
-            for (Orphan o; (o = ring.orphans.poll()) != null; ) {
-                o.bag().moveAllTo(current);
             }
         }
 
