@@ -22,6 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -92,6 +94,52 @@ class TokenEbrTest {
             assertEquals(350, d.stats().freed(), () -> "flush left records: " + d.stats());
             assertEquals(0, d.stats().inLimbo());
         } finally {
+            d.close();
+        }
+        assertEquals(baseline, closeAndMeasure(d, a), "bytes in use after close");
+    }
+
+    /**
+     * A ring of two, driven step by step (this thread and a single-thread executor): a record
+     * retired in the operation whose pin passed the token (after the receipt) waits a full extra
+     * round, and one retired an operation later is not freed with it; while the other thread does
+     * not pin, the token does not come back and nothing is freed (paper §4's two-bag rotation; the
+     * off-by-one of the digest's §8.2).
+     */
+    @ParameterizedTest
+    @MethodSource("tokenSchemes")
+    void aRecordRetiredAfterAReceiptWaitsAFullExtraRound(final Scheme scheme) throws Exception {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = domain(scheme, a);
+        final TokenEbr ring = (TokenEbr) d;
+        final ExecutorService other = Executors.newSingleThreadExecutor();
+        try {
+            final int me = Participants.current();
+            d.pin().close(); // joins: a ring of one, the token passed to itself
+            final int peer = other.submit(() -> {
+                d.pin().close(); // joins; the token stays here
+                return Participants.current();
+            }).get(30, TimeUnit.SECONDS);
+            assertEquals(me, ring.holderNow());
+            retireBatch(d, 1); // its pin's turn passed the token to the peer: this retire follows the receipt
+            assertEquals(peer, ring.holderNow());
+            for (int i = 0; i < 3; i++) {
+                d.pin().close(); // no turn: the peer holds the token
+            }
+            assertEquals(0, d.stats().freed(), "freed while the token was away");
+            other.submit(() -> d.pin().close()).get(30, TimeUnit.SECONDS); // the peer passes it back
+            retireBatch(d, 1); // a turn: the first record moves to previous; the second goes to current
+            assertEquals(0, d.stats().freed(), "a record retired after a receipt was freed at the next receipt");
+            other.submit(() -> d.pin().close()).get(30, TimeUnit.SECONDS);
+            d.pin().close(); // a turn: frees the first record (token-af: splices it, and frees one)
+            assertEquals(1, d.stats().freed(), "the first record, and only it, is freed a full round later");
+            other.submit(() -> d.pin().close()).get(30, TimeUnit.SECONDS);
+            d.pin().close();
+            assertEquals(2, d.stats().freed());
+        } finally {
+            other.shutdown();
+            assertTrue(other.awaitTermination(30, TimeUnit.SECONDS));
             d.close();
         }
         assertEquals(baseline, closeAndMeasure(d, a), "bytes in use after close");
