@@ -179,7 +179,7 @@ final class TokenEbr extends ReclaimDomain {
     private static final long BUSY = 1L << ID_BITS;
     private static final int SEQ_SHIFT = ID_BITS + 1;
 
-    /** The words array: R, then the barrier word, each on a 128-byte line of its own. */
+    /** The words array's elements: R, the barrier word and the last-wrap word, each on a 128-byte line of its own. */
     private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class).withInvokeExactBehavior();
     private static final int STRIDE = (int) (Layouts.PADDED / Long.BYTES);
     private static final int RING = STRIDE;
