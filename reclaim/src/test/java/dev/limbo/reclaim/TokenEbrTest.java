@@ -9,6 +9,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +18,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
+import dev.limbo.reclaim.internal.TokenPassEvent;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +33,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -143,6 +152,41 @@ class TokenEbrTest {
             d.close();
         }
         assertEquals(baseline, closeAndMeasure(d, a), "bytes in use after close");
+    }
+
+    /**
+     * Each turn emits a dev.limbo.TokenPass JFR event while a recording enables it: in a ring of
+     * one, the thread passes to itself, and the turn that frees a batch names its size.
+     */
+    @Test
+    void turnsEmitTokenPassEventsWhileRecorded() throws Exception {
+        final LimboAllocator a = LimboAllocator.create();
+        final ReclaimDomain d = domain(Scheme.TOKEN_PASSFIRST, a);
+        final Path file = Files.createTempFile("token-pass", ".jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable(TokenPassEvent.NAME);
+            recording.start();
+            retireBatch(d, 7);
+            d.pin().close();
+            d.pin().close(); // frees the batch of 7
+            recording.stop();
+            recording.dump(file);
+            final int me = Participants.current();
+            final List<RecordedEvent> passes = RecordingFile.readAllEvents(file).stream()
+                    .filter(e -> e.getEventType().getName().equals(TokenPassEvent.NAME))
+                    .filter(e -> e.getInt("passer") == me)
+                    .toList();
+            assertTrue(passes.size() >= 3, () -> "token passes recorded: " + passes);
+            for (final RecordedEvent e : passes) {
+                assertEquals("token-passfirst", e.getString("scheme"));
+                assertEquals(me, e.getInt("successor"), "a ring of one passes to itself");
+                assertFalse(e.getBoolean("onBehalf"), "a turn is no pass on behalf");
+            }
+            assertTrue(passes.stream().anyMatch(e -> e.getLong("records") == 7), () -> "no turn freed the batch: " + passes);
+        } finally {
+            Files.deleteIfExists(file);
+            d.close();
+        }
     }
 
     /**
