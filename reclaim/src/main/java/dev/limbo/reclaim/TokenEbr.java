@@ -71,10 +71,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * departure (the release hook) tries the same once, so that threads too short-lived to reach a
  * second check (thread churn behind an idle holder) still move the token; flush() does it without
  * rationing the barrier. A holder that is no member (its guard left: its leave is about to pass)
- * is passed over at once. A busy holder is never passed over.
+ * or whose thread terminated (T12) is passed over at once, without a barrier. A busy holder is
+ * never passed over.
  * Rule: the token passes over a thread only (a) at that thread's own outermost pin, before its
  * section reads anything, (b) on its behalf while its nesting reads 0 after such a barrier, or
- * (c) when it leaves the ring, outside every section.
+ * once it terminated, or (c) when it leaves the ring, outside every section.
  *
  * Invariant (the paper's, with membership): between two turns of thread j, the token went around
  * the ring: every id that was a member throughout was the holder once and gave the token on by
@@ -95,7 +96,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * which the helper's (T8) acquired before its (T4); a section of k begun after the barrier loads
  * after it, when the unlink (which happens-before the helper's read of R, which precedes the
  * barrier) is visible to it; a section whose (C1) store was executed before the barrier is seen
- * by (T8), and then no pass happens. (2) k joined after r1: its join's (T4) follows r1 in R's
+ * by (T8), and then no pass happens. A terminated k (T12) has no section left, and all it did
+ * happens-before the pass. (2) k joined after r1: its join's (T4) follows r1 in R's
  * order, so its sections cannot reach O. (3) k left before r2: S ended before its leave's (T4),
  * which precedes r2. So no thread holds O at r2. Receipt makes freeing safe, not the pass, so
  * freeing before or after passing is equally safe (§4, "Pass-first"), and so is passing again in
@@ -140,6 +142,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       every pin fences (ReclaimDomain's (C2)) and the helper fences instead. If the barrier fails
  *       at run time, idle holders are no longer inferred (flush() and leaves still pass).
  *  (T8) acquire load of the holder's nesting; pairs with its (C7) release store of 0.
+ *  (T12) Thread.isAlive() of the holder's thread, false once it terminated: the thread's last
+ *       action synchronizes-with it (JLS 17.4.4), so all its sections happen-before the pass.
  *  (T11) CAS-max of the last-wrap word to a wrap's seq, after the wrap's (T4); acquire load by
  *       sweeps. A late raise only delays orphans: every value it holds is the seq of a real wrap.
  *  (11) protect's and protectIfEqual's acquire load of the word (as EpochDomain's (11)).
@@ -370,7 +374,7 @@ final class TokenEbr extends ReclaimDomain {
 
     /**
      * Passes the token on behalf of the holder named by {@code r} if it is idle (outside every
-     * section, (T7) then (T8)) or no member: a CAS (T4) from exactly {@code r}. Returns whether it
+     * section, (T7) then (T8)), terminated (T12) or no member: a CAS (T4) from exactly {@code r}. Returns whether it
      * passed. {@code rationed}: whether the heavy barrier is rationed (pins) or not (flush).
      */
     boolean passForIdleHolder(final long r, final boolean rationed) {
@@ -379,7 +383,7 @@ final class TokenEbr extends ReclaimDomain {
             return false;
         }
         final Guard g = guardOf(h);
-        if (g instanceof TokenGuard t && t.member) {
+        if (g instanceof TokenGuard t && t.member && t.owner.isAlive()) { // (T12)
             if (!nestingVisible(r, rationed) || (int) Guard.NESTING.getAcquire(g) != 0) { // (T7), (T8)
                 return false;
             }
