@@ -29,6 +29,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -315,7 +316,7 @@ class TokenEbrTest {
 
     /**
      * A thousand threads join the ring, run operations (pin, protect, allocate, publish, retire)
-     * and leave: 600 platform threads, four at a time, then 400 virtual threads at once (more
+     * and leave: 600 platform threads, four at a time, then 400 virtual threads, 32 at a time (more
      * threads than carriers: members unmounted in and between sections). Participant ids are
      * reused all along. Once all have left, this thread flushes: everything retired is freed, and
      * after close the allocator is back to its baseline.
@@ -338,13 +339,19 @@ class TokenEbrTest {
             }
             final List<Throwable> failures = new CopyOnWriteArrayList<>();
             final List<Thread> virtual = new ArrayList<>();
+            // a few dozen alive at once: more than the carriers, few enough to keep participant ids
+            // (Participants.highWater(), which other tests' scans walk) low
+            final Semaphore alive = new Semaphore(32);
             for (int v = 0; v < 400; v++) {
                 final int n = 600 + v;
+                assertTrue(alive.tryAcquire(30, TimeUnit.SECONDS), "virtual threads hung");
                 virtual.add(Thread.ofVirtual().name("token-churn-" + n).start(() -> {
                     try {
                         retired.addAndGet(work(d, cells, cellCount, n, ops));
                     } catch (final Throwable e) {
                         failures.add(e);
+                    } finally {
+                        alive.release();
                     }
                 }));
             }
