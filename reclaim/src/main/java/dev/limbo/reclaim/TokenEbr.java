@@ -677,6 +677,7 @@ final class TokenEbr extends ReclaimDomain {
             return (long) RECEIPTS.getOpaque(this);
         }
 
+        /** Outermost unpin: nothing shared to write (the close handshake's (C7) is ReclaimDomain's). */
         @Override
         void exit() {
         }
