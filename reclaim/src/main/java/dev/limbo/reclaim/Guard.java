@@ -543,7 +543,14 @@ public abstract class Guard implements AutoCloseable {
 
     /** Frees up to {@code n} records from the freeable list. */
     private void freeFromBacklog(final long n) {
-        final BlockBag list = freeable;
+        freeFrom(freeable, n);
+    }
+
+    /**
+     * Frees up to {@code n} records of {@code list}, whose records are all safe (the freeable list,
+     * or token-periodic's previous bag, freed a step at a time).
+     */
+    final void freeFrom(final BlockBag list, final long n) {
         long done = 0;
         for (long i = 0; i < n; i++) {
             final long ptr = list.pop();
@@ -564,10 +571,14 @@ public abstract class Guard implements AutoCloseable {
      * arrives; one more free per pin while a block's worth is left over, one fewer when nothing is.
      */
     final void adaptFreesPerPin() {
+        adaptFreesPerPin(freeable.size());
+    }
+
+    /** {@link #adaptFreesPerPin()} for a batch that arrived when {@code left} records were left over. */
+    final void adaptFreesPerPin(final long left) {
         if (!domain.adaptive) {
             return;
         }
-        final long left = freeable.size();
         if (left >= BlockLayout.CAPACITY) {
             freesPerPin++;
         } else if (left == 0 && freesPerPin > 1) {

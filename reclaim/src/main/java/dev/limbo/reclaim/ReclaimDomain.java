@@ -14,6 +14,7 @@ import dev.limbo.reclaim.internal.HazardScanEvent;
 import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.RecordPool;
+import dev.limbo.reclaim.internal.TokenPassEvent;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.ValueLayout;
@@ -104,6 +105,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
         new ReclamationEvent();
         new HazardScanEvent();
         new NeutralizationEvent();
+        new TokenPassEvent();
     }
 
     final Scheme scheme;

@@ -9,12 +9,14 @@ package dev.limbo.reclaim;
  * @param freed    retired nodes handed on to the pool (safe to reuse)
  * @param inLimbo  {@code retired - freed}: nodes waiting for a grace period, a scan or amortized
  *                 free (for {@code none}, every retired node: it leaks)
- * @param advances epoch advances (epoch schemes) or 0
+ * @param advances epoch advances (epoch schemes), token receipts (Token-EBR: turns, each a local
+ *                 epoch of the paper, counted over all threads), or 0
  * @param scans    completed scans: passes that read every participant's announcement (epoch schemes:
  *                 each scan of {@code ebr} and of {@code flush()}, and each of {@code debra}'s
  *                 incremental passes, spread over many pins, once it reaches the last thread) or
  *                 every hazard slot ({@code hp}: each scan). A scan that stops at a thread that
- *                 blocks the epoch's advance is not counted.
+ *                 blocks the epoch's advance is not counted. Token-EBR: passes of the token made
+ *                 by another thread on behalf of an idle holder (or of one that left the ring).
  * @param pooled   free records cached in the pool's shared stack (per-thread bags not counted)
  * @param fenceFallbacks heavy barriers ({@code membarrier}) that failed at run time and made an
  *                 epoch domain in asymmetric mode fall back to a fence per pin: 0 or 1

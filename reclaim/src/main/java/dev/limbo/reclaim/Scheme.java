@@ -38,7 +38,15 @@ public enum Scheme {
     /** DEBRA+: DEBRA that neutralizes the threads that hold the epoch back (cooperatively). */
     DEBRA_PLUS("debra+", Capability.NEUTRALIZATION),
     /** DEBRA+ with amortized free. */
-    DEBRA_PLUS_AF("debra+-af", Capability.NEUTRALIZATION);
+    DEBRA_PLUS_AF("debra+-af", Capability.NEUTRALIZATION),
+    /** Token-EBR, naive: the token holder frees its previous bag, then passes the token (PPoPP 2024 §4.1). */
+    TOKEN_NAIVE("token-naive"),
+    /** Token-EBR, pass first: the holder passes the token, then frees its previous bag (§4, "Pass-first"). */
+    TOKEN_PASSFIRST("token-passfirst"),
+    /** Token-EBR, periodic: pass first, and pass again every 100 frees if the token came back (§4, "Periodic"). */
+    TOKEN_PERIODIC("token-periodic"),
+    /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
+    TOKEN_AF("token-af");
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -63,7 +71,7 @@ public enum Scheme {
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
         return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
-                || this == DEBRA_PLUS_AF;
+                || this == DEBRA_PLUS_AF || this == TOKEN_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -87,6 +95,10 @@ public enum Scheme {
             case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
             case NEBR, NEBR_AF -> new HartNewEbr(b);
             case RCU, RCU_AF -> new RcuEpochReservation(b);
+            case TOKEN_NAIVE -> new TokenEbr(b, TokenEbr.Handoff.FREE_THEN_PASS);
+            case TOKEN_PASSFIRST -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE);
+            case TOKEN_PERIODIC -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE_IN_STEPS);
+            case TOKEN_AF -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_SPLICE);
         };
     }
 

@@ -718,7 +718,8 @@ class SchemeSuiteTest {
      *   <li>No bound ({@code Long.MAX_VALUE}: the epoch schemes {@code ebr}, {@code debra},
      *       {@code ebr-af}, {@code debra-af}, {@code qsbr}, {@code nebr} and their -af forms, whose
      *       epoch cannot pass the stalled thread's epoch + 1; {@code rcu} and {@code rcu-af}, whose
-     *       stalled reservation holds back everything retired since; and {@code none}): nothing retired after the stalled thread pinned is freed, so
+     *       stalled reservation holds back everything retired since; the Token-EBR schemes
+     *       {@code token-*}, whose token stops at the stalled thread, never idle; and {@code none}): nothing retired after the stalled thread pinned is freed, so
      *       unreclaimed nodes are at least the number retired since.</li>
      *   <li>{@code none} frees nothing at all.</li>
      *   <li>Neutralizing schemes ({@link Capability#NEUTRALIZATION}: {@code debra+},

@@ -35,7 +35,8 @@ import java.util.concurrent.TimeUnit;
 public class ReclaimGuardPtr {
 
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
-            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af"})
+            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
+            "token-naive", "token-passfirst", "token-periodic", "token-af"})
     public String scheme;
 
     private LimboAllocator allocator;

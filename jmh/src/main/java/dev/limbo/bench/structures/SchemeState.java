@@ -20,7 +20,8 @@ public class SchemeState {
     public static final String JDK = "jdk";
 
     @Param({"jdk", "none", "ebr", "debra", "hp", "ebr-af", "debra-af",
-            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af"})
+            "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
+            "token-naive", "token-passfirst", "token-periodic", "token-af"})
     public String scheme;
 
     LimboAllocator allocator;

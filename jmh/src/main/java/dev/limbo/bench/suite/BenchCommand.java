@@ -637,10 +637,13 @@ public final class BenchCommand implements Callable<Integer> {
                     : recording.toAbsolutePath().getParent();
             final List<Path> files = JfrTimeline.render(r, dir, prefix, zoom);
             for (final JfrTimeline.Window w : r.windows()) {
-                System.out.printf(Locale.ROOT, "%s: %d reclamation batches, %d deferred, %d hazard scans, %d cache "
-                                + "flushes, %d epoch advances%n", w.title(), r.count(JfrTimeline.Kind.RECLAMATION, w),
-                        r.count(JfrTimeline.Kind.DEFERRED, w), r.count(JfrTimeline.Kind.HAZARD_SCAN, w),
-                        r.count(JfrTimeline.Kind.CACHE_FLUSH, w), r.count(JfrTimeline.Kind.EPOCH_ADVANCE, w));
+                System.out.printf(Locale.ROOT, "%s: %d reclamation batches (longest %.3f ms), %d deferred, %d hazard "
+                                + "scans, %d cache flushes, %d epoch advances, %d token passes, %d neutralizations%n",
+                        w.title(), r.count(JfrTimeline.Kind.RECLAMATION, w),
+                        r.longest(JfrTimeline.Kind.RECLAMATION, w) / 1e6, r.count(JfrTimeline.Kind.DEFERRED, w),
+                        r.count(JfrTimeline.Kind.HAZARD_SCAN, w), r.count(JfrTimeline.Kind.CACHE_FLUSH, w),
+                        r.count(JfrTimeline.Kind.EPOCH_ADVANCE, w), r.count(JfrTimeline.Kind.TOKEN_PASS, w),
+                        r.count(JfrTimeline.Kind.NEUTRALIZATION, w));
             }
             files.forEach(f -> System.out.println("wrote " + f));
             return 0;

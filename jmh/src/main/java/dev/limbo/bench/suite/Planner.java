@@ -37,7 +37,8 @@ public final class Planner {
      * schemes and DEBRA's amortized form, hazard pointers, QSBR and Token-EBR with amortized free);
      * the full suite runs them all.
      */
-    static final List<String> QUICK_SCHEMES = List.of("none", "ebr", "debra", "debra-af", "hp", "qsbr");
+    static final List<String> QUICK_SCHEMES = List.of("none", "ebr", "debra", "debra-af", "hp", "qsbr",
+            "token-af");
     /** Quick suite: the allocators (arena is very slow; it runs only in full). */
     static final List<String> QUICK_ALLOCATORS = List.of("limbo", "malloc", "netty", "bump");
     /** Quick suite: structure benchmarks left out (prefilling 100K keys per fork is too slow for it). */

@@ -207,16 +207,18 @@ public final class Report {
             b.append("Recorded into `timeline.jfr` with every `dev.limbo.*` event enabled (so these trials ran "
                     + "with JFR on). One row per thread; a box per reclamation batch (its duration; boxes shorter "
                     + "than a pixel are drawn 1.5 px wide), hazard scan or allocator cache flush, a diamond per "
-                    + "epoch advance (Token-EBR Fig. 2). Re-render with `./limbo bench jfr-timeline "
-                    + "<dir>/timeline.jfr`.\n\n");
-            b.append("| trial | reclamation batches | deferred batches | hazard scans | cache flushes | epoch advances |\n");
-            b.append("|---|---:|---:|---:|---:|---:|\n");
+                    + "epoch advance, a triangle per token pass and a cross per neutralization (Token-EBR Fig. 2). "
+                    + "Re-render with `./limbo bench jfr-timeline <dir>/timeline.jfr`.\n\n");
+            b.append("| trial | reclamation batches | deferred batches | hazard scans | cache flushes | epoch advances "
+                    + "| token passes | neutralizations |\n");
+            b.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
             for (final JfrTimeline.Window w : d.jfr().windows()) {
                 final JfrTimeline.Recording r = d.jfr();
-                b.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d |%n", w.title(),
+                b.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d |%n", w.title(),
                         r.count(JfrTimeline.Kind.RECLAMATION, w), r.count(JfrTimeline.Kind.DEFERRED, w),
                         r.count(JfrTimeline.Kind.HAZARD_SCAN, w), r.count(JfrTimeline.Kind.CACHE_FLUSH, w),
-                        r.count(JfrTimeline.Kind.EPOCH_ADVANCE, w)));
+                        r.count(JfrTimeline.Kind.EPOCH_ADVANCE, w), r.count(JfrTimeline.Kind.TOKEN_PASS, w),
+                        r.count(JfrTimeline.Kind.NEUTRALIZATION, w)));
             }
             b.append('\n');
             for (final String p : d.jfrPlots()) {

@@ -6,6 +6,7 @@ import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
 import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
+import dev.limbo.reclaim.internal.TokenPassEvent;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
@@ -31,7 +32,7 @@ import java.util.TreeSet;
 /**
  * Turns a JFR recording with Limbo's events into timelines like the Token-EBR paper's Fig. 2: one
  * row per thread, a box per reclamation batch, hazard scan or cache flush (as long as it took), a
- * tick per epoch advance. A recording made by the bench command's timeline family holds
+ * marker per epoch advance, token pass and neutralization. A recording made by the bench command's timeline family holds
  * {@code dev.limbo.Trial} events; each trial gets its own timeline. Any other recording gets one
  * timeline over its whole span.
  */
@@ -44,6 +45,7 @@ public final class JfrTimeline {
         HAZARD_SCAN("hazard scan", new Color(0xD55E00), 0.22, false),
         CACHE_FLUSH("allocator cache flush", new Color(0x009E73), -0.22, false),
         EPOCH_ADVANCE("epoch advance", new Color(0xCC79A7), 0.36, true),
+        TOKEN_PASS("token pass (by the passer)", new Color(0xE69F00), 0.36, true),
         NEUTRALIZATION("neutralization (by the scanner)", new Color(0x000000), -0.36, true);
 
         final String label;
@@ -112,6 +114,7 @@ public final class JfrTimeline {
                     case HazardScanEvent.NAME -> Kind.HAZARD_SCAN;
                     case CacheFlushEvent.NAME -> Kind.CACHE_FLUSH;
                     case EpochAdvanceEvent.NAME -> Kind.EPOCH_ADVANCE;
+                    case TokenPassEvent.NAME -> Kind.TOKEN_PASS;
                     case NeutralizationEvent.NAME -> Kind.NEUTRALIZATION;
                     default -> null;
                 };
@@ -241,7 +244,11 @@ public final class JfrTimeline {
             series.setMarkerColor(kind.color);
             if (kind.instant) {
                 series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
-                series.setMarker(kind == Kind.EPOCH_ADVANCE ? SeriesMarkers.DIAMOND : SeriesMarkers.CROSS);
+                series.setMarker(switch (kind) {
+                    case EPOCH_ADVANCE -> SeriesMarkers.DIAMOND;
+                    case TOKEN_PASS -> SeriesMarkers.TRIANGLE_UP;
+                    default -> SeriesMarkers.CROSS;
+                });
             } else {
                 series.setMarker(SeriesMarkers.NONE);
                 series.setLineStyle(new BasicStroke(kind == Kind.RECLAMATION || kind == Kind.DEFERRED ? 14f : 9f,

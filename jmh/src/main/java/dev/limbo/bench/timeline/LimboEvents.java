@@ -5,6 +5,7 @@ import dev.limbo.reclaim.internal.EpochAdvanceEvent;
 import dev.limbo.reclaim.internal.HazardScanEvent;
 import dev.limbo.reclaim.internal.NeutralizationEvent;
 import dev.limbo.reclaim.internal.ReclamationEvent;
+import dev.limbo.reclaim.internal.TokenPassEvent;
 import jdk.jfr.Recording;
 
 import java.time.Duration;
@@ -15,7 +16,7 @@ public final class LimboEvents {
 
     /** Every {@code dev.limbo.*} event the libraries and the bench command emit. */
     public static final List<String> NAMES = List.of(EpochAdvanceEvent.NAME, ReclamationEvent.NAME,
-            HazardScanEvent.NAME, CacheFlushEvent.NAME, NeutralizationEvent.NAME, TrialEvent.NAME);
+            HazardScanEvent.NAME, CacheFlushEvent.NAME, TokenPassEvent.NAME, NeutralizationEvent.NAME, TrialEvent.NAME);
 
     private LimboEvents() {
     }
