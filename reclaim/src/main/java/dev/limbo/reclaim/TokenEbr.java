@@ -40,6 +40,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *      (default 1) per pin, after the turn.
  * There is no global epoch and no announcement array; a pin reads only its own token flag (T1),
  * and an unpin writes nothing shared.
+ * A sole member keeps the token while it has nothing to free (ours): when its last turn passed the
+ * token to itself, R still holds the word that pass wrote (no join or leave since, (T3)), and its
+ * bags, its amortized-free backlog and the orphans are empty (and adaptive amortized free has
+ * stepped back to one free per pin), a pin skips the turn, which would only pass the token to itself
+ * and rotate empty bags. Skipping a turn only delays receipts, which is always safe (freeing
+ * happens only at a receipt); nobody waits for the token, since a thread that joins changes R
+ * first, and the holder's next pin then takes its turn.
  *
  * Ring state. One ring word R = seq << 22 | busy << 21 | holder (a padded heap word): holder is the
  * participant id that holds the token (NONE = 2^21 - 1 when the ring is empty), busy says the holder
@@ -544,6 +551,8 @@ final class TokenEbr extends ReclaimDomain {
          * Frees per pin adapt to it after the pin's own frees, so a pin frees as many as it was allowed on entry.
          */
         private long leftOver = -1;
+        /** The ring word this guard's last turn wrote if it passed the token to itself, else -1. */
+        private long soleRing = -1;
 
         TokenGuard(final TokenEbr domain, final int id) {
             super(domain, id);
@@ -554,7 +563,7 @@ final class TokenEbr extends ReclaimDomain {
 
         @Override
         void enter() {
-            if ((int) TOKEN.getOpaque(this) != 0) { // (T1)
+            if ((int) TOKEN.getOpaque(this) != 0 && !idleSoleHolder()) { // (T1)
                 takeTurnIfHolder();
             }
             if (ring.amortized) {
@@ -568,6 +577,17 @@ final class TokenEbr extends ReclaimDomain {
                 countdown = STALL_CHECK;
                 watchRing();
             }
+        }
+
+        /**
+         * Whether this guard holds the token alone with nothing to free: R is still the word its
+         * last turn wrote when it passed the token to itself (T3), its bags, its amortized-free
+         * backlog and the orphans are empty, and its adaptive frees per pin, which turns step, are
+         * back at 1. Its turn would only pass the token to itself; it keeps the token instead.
+         */
+        private boolean idleSoleHolder() {
+            return current.isEmpty() && previous.isEmpty() && freeable.isEmpty() && freesPerPin <= 1
+                    && ring.ring() == soleRing && ring.orphans.isEmpty();
         }
 
         /** The flag was set: joins if need be, then takes a turn if R names this guard. */
@@ -618,9 +638,11 @@ final class TokenEbr extends ReclaimDomain {
                 }
                 return true;
             }
-            if (!ring.pass(r, id, ring.successorOf(id), batch, false)) { // (T4): receipt and pass; (T11), (T5)
+            final int successor = ring.successorOf(id);
+            if (!ring.pass(r, id, successor, batch, false)) { // (T4): receipt and pass; (T11), (T5)
                 return false;
             }
+            soleRing = successor == id ? next(r, id, false) : -1;
             countReceipt();
             switch (ring.handoff) {
                 case PASS_THEN_FREE -> release(previous);
@@ -637,9 +659,13 @@ final class TokenEbr extends ReclaimDomain {
 
         /** FREE_THEN_PASS: passes from the claimed word; a join or leave meanwhile only bumped seq. */
         private void passFrom(final long claimed, final long batch) {
-            for (long r = claimed; !ring.pass(r, id, ring.successorOf(id), batch, false); ) { // (T4), (T11), (T5)
+            long r = claimed;
+            int successor = ring.successorOf(id);
+            while (!ring.pass(r, id, successor, batch, false)) { // (T4), (T11), (T5)
                 r = ring.ring(); // (T3): still names this guard, busy
+                successor = ring.successorOf(id);
             }
+            soleRing = successor == id ? next(r, id, false) : -1;
         }
 
         /** token-periodic: frees previous K records at a time, passing again whenever the token is back. */
