@@ -520,7 +520,7 @@ public abstract class Guard implements AutoCloseable {
     }
 
     /** Commits a reclamation event if a recording enabled it when the batch began and still does. */
-    private void commit(final ReclamationEvent event, final boolean timed, final long records,
+    final void commit(final ReclamationEvent event, final boolean timed, final long records,
                         final boolean deferred) {
         if (timed && event.shouldCommit()) {
             event.scheme = domain.scheme.id();

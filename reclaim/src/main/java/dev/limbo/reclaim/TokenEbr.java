@@ -5,6 +5,7 @@ import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.core.internal.Native;
 import dev.limbo.reclaim.internal.BlockBag;
+import dev.limbo.reclaim.internal.ReclamationEvent;
 import dev.limbo.reclaim.internal.TokenPassEvent;
 
 import java.lang.invoke.MethodHandles;
@@ -668,13 +669,26 @@ final class TokenEbr extends ReclaimDomain {
             soleRing = successor == id ? next(r, id, false) : -1;
         }
 
-        /** token-periodic: frees previous K records at a time, passing again whenever the token is back. */
+        /**
+         * token-periodic: frees previous K records at a time, passing again whenever the token is
+         * back. The whole stepped free is one batch (one JFR dev.limbo.Reclamation event, as long
+         * as the free took), as the paper's timelines draw it.
+         */
         private void freeInSteps() {
+            final long batch = previous.size();
+            final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
+            final boolean timed = event.isEnabled();
+            if (timed) {
+                event.begin();
+            }
             while (!previous.isEmpty()) {
                 freeFrom(previous, PERIODIC_CHECK);
                 if (!previous.isEmpty() && (int) TOKEN.getOpaque(this) != 0) { // (T1)
                     passAgain();
                 }
+            }
+            if (batch > 0) {
+                commit(event, timed, batch, false);
             }
         }
 
