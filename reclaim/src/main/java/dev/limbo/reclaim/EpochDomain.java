@@ -586,22 +586,12 @@ abstract class EpochDomain extends ReclaimDomain {
 
         @Override
         public final long protect(final int slot, final long address) {
-            slotAddress(slot);
-            final long word = Words.la(address); // (11)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return word;
+            return sectionProtect(slot, address); // (11), then the poll
         }
 
         @Override
         public final boolean protectIfEqual(final int slot, final long address, final long expected) {
-            slotAddress(slot);
-            final boolean equal = Words.la(address) == expected; // (11)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return equal;
+            return sectionProtectIfEqual(slot, address, expected); // (11), then the poll
         }
 
         @Override

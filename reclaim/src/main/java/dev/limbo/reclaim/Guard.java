@@ -292,6 +292,31 @@ public abstract class Guard implements AutoCloseable {
         domain.unmarked();
     }
 
+    /**
+     * {@link #protect} for the schemes whose section protects every record it reaches (none, the
+     * epoch schemes, Token-EBR): checks the slot, acquire-loads the word (the scheme's numbered
+     * protect load, which pairs with the store or CAS that published the record), then polls, which
+     * confirms the word.
+     */
+    final long sectionProtect(final int slot, final long address) {
+        slotAddress(slot);
+        final long word = Words.la(address);
+        if (polls) {
+            pollNow(); // (R3): confirms the word
+        }
+        return word;
+    }
+
+    /** {@link #protectIfEqual} as {@link #sectionProtect} does {@link #protect}. */
+    final boolean sectionProtectIfEqual(final int slot, final long address, final long expected) {
+        slotAddress(slot);
+        final boolean equal = Words.la(address) == expected;
+        if (polls) {
+            pollNow(); // (R3): confirms the word
+        }
+        return equal;
+    }
+
     /** {@link #poll} for a polling guard. */
     final void pollNow() {
         checkPinned();

@@ -1,6 +1,5 @@
 package dev.limbo.reclaim;
 
-import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
 
 /**
@@ -75,22 +74,12 @@ final class NoReclamation extends ReclaimDomain {
 
         @Override
         public long protect(final int slot, final long address) {
-            slotAddress(slot);
-            final long word = Words.la(address); // (1)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return word;
+            return sectionProtect(slot, address); // (1), then the poll
         }
 
         @Override
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
-            slotAddress(slot);
-            final boolean equal = Words.la(address) == expected; // (1)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return equal;
+            return sectionProtectIfEqual(slot, address, expected); // (1), then the poll
         }
 
         @Override

@@ -2,7 +2,6 @@ package dev.limbo.reclaim;
 
 import dev.limbo.core.Layouts;
 import dev.limbo.core.Participants;
-import dev.limbo.core.Words;
 import dev.limbo.core.internal.Native;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.ReclamationEvent;
@@ -724,22 +723,12 @@ final class TokenEbr extends ReclaimDomain {
 
         @Override
         public long protect(final int slot, final long address) {
-            slotAddress(slot);
-            final long word = Words.la(address); // (11)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return word;
+            return sectionProtect(slot, address); // (11), then the poll
         }
 
         @Override
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
-            slotAddress(slot);
-            final boolean equal = Words.la(address) == expected; // (11)
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return equal;
+            return sectionProtectIfEqual(slot, address, expected); // (11), then the poll
         }
 
         @Override
