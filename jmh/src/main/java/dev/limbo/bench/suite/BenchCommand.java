@@ -58,7 +58,8 @@ import java.util.stream.Stream;
             "Suites: quick (default; 3-5 minutes on 2 cores) and full (every benchmark and parameter, threads "
                     + "swept up to 2 x cores, 3 forks x 8 one-second iterations; hours on large machines).",
             "Families: alloc (allocators vs malloc), reclaim (guard cost per scheme), structures (lock-free "
-                    + "structures per scheme and the JDK), timeline (unreclaimed nodes over time per scheme)."},
+                    + "structures per scheme and the JDK), timeline (unreclaimed nodes over time per scheme), stamp-it "
+                    + "(Stamp-it's four benchmarks at one thread: its base-cost figure)."},
         subcommands = {BenchCommand.JfrTimelineCommand.class, CommandLine.HelpCommand.class})
 public final class BenchCommand implements Callable<Integer> {
 
@@ -67,7 +68,8 @@ public final class BenchCommand implements Callable<Integer> {
     String suite;
 
     @Option(names = {"-f", "--families"}, split = ",", paramLabel = "FAMILY",
-            description = "Families to run, comma-separated: alloc, reclaim, structures, timeline (default: all)")
+            description = "Families to run, comma-separated: alloc, reclaim, structures, timeline, stamp-it "
+                    + "(default: all; the quick suite leaves stamp-it out)")
     List<String> families;
 
     @Option(names = {"-t", "--threads"}, split = ",", paramLabel = "N",
@@ -221,9 +223,13 @@ public final class BenchCommand implements Callable<Integer> {
         return s;
     }
 
-    private Set<Family> familySet() {
+    private Set<Family> familySet(final SuiteSpec suiteSpec) {
         if (families == null || families.isEmpty()) {
-            return EnumSet.allOf(Family.class);
+            final Set<Family> all = EnumSet.allOf(Family.class);
+            if (suiteSpec.quick()) {
+                all.removeIf(f -> !f.quick());
+            }
+            return all;
         }
         final Set<Family> set = EnumSet.noneOf(Family.class);
         for (final String f : families) {
@@ -263,7 +269,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final SuiteSpec s = suiteSpec();
-        final Set<Family> fams = familySet();
+        final Set<Family> fams = familySet(s);
         final Pattern includePattern;
         try {
             includePattern = include == null ? null : Pattern.compile(include);
