@@ -214,6 +214,17 @@ public final class Report {
                     c.duration().toMillis() / 1000.0, c.sampleInterval().toMillis(), c.cacheBytes() == 0 ? ""
                             : String.format(Locale.ROOT, "; stressed: the allocator's thread cache holds %d bytes "
                             + "per size class (at least 8 blocks)", c.cacheBytes())));
+            if (c.rounds() > 1) {
+                b.append(String.format(Locale.ROOT, "The sampled run is cut into %d rounds, each run by fresh worker "
+                        + "threads that start when the previous round's have ended (the sample at each round's end is "
+                        + "taken after its threads have ended: what departed threads left unreclaimed).%n%n",
+                        c.rounds()));
+            }
+            if (c.stalled()) {
+                b.append("A stalled thread pinned each domain before its workers started and stayed pinned, idle, "
+                        + "until the sampled run ended: a robust scheme's unreclaimed count stays flat, the others' "
+                        + "grows.\n\n");
+            }
             b.append("The columns of the Token-EBR paper's Table 4: throughput, epochs per second (epoch advances; "
                     + "token rounds for Token-EBR), the longest batch free (from the JFR recording, when there "
                     + "is one) and the peak of unreclaimed nodes.\n\n");
