@@ -26,9 +26,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * pins the tree's domain, runs a lookup in it (a nested section, whose protections last until the
  * outermost close) and stalls there, holding the traversal's protections, while another thread
  * runs 10^6 updates on the tree. Every scheme that declares a finite
- * {@linkplain ReclaimDomain#unreclaimedBound bound} must keep the unreclaimed records within
- * {@code n} times it throughout (n = participant ids in use), far below the records retired during
- * the stall; the schemes without one are covered by the scheme suite's stalled-thread test, which
+ * {@linkplain ReclaimDomain#unreclaimedBound bound} must keep the unreclaimed records within it
+ * throughout (only the updater retires; n = participant ids in use), and below a quarter of the
+ * records retired during the stall; the schemes without one are covered by the scheme suite's stalled-thread test, which
  * asserts that their garbage grows. The updates end when the updater has done them all (the
  * stalled thread waits on a latch, so no schedule changes what is asserted).
  */
@@ -97,14 +97,17 @@ class StalledThreadTest {
         if (staller.get() != null) {
             fail("the stalled thread failed", staller.get());
         }
+        // Only the updater retires, so it alone holds what is unreclaimed: one thread's bound, for
+        // the participant ids in use (the schemes' thresholds grow with them, and ids of earlier
+        // tests' threads count).
         final int n = Participants.highWater();
-        final long bound = n * d.unreclaimedBound(n);
+        final long bound = d.unreclaimedBound(n);
         final long seen = worst;
         final long retired = retiredDuringStall;
-        assertTrue(seen <= bound, () -> scheme + ": " + seen + " unreclaimed during the stall, more than n * bound = "
+        assertTrue(seen <= bound, () -> scheme + ": " + seen + " unreclaimed during the stall, more than its bound "
                 + bound + " (n = " + n + "; " + retired + " retired during the stall)");
-        assertTrue(bound < retired, () -> scheme + ": its bound " + bound + " is not below the " + retired
-                + " records retired during the stall, so the test shows nothing");
+        assertTrue(4 * seen < retired, () -> scheme + ": " + seen + " unreclaimed of the " + retired
+                + " records retired during the stall: the stalled thread held reclamation back");
         tree.close();
         d.close();
     }
