@@ -42,6 +42,10 @@ import java.util.Arrays;
  * record is held back iff #{l <= r} - #{u < b} > 0: two binary searches per record.
  * nextScan = (records kept) + R, R = 2 * slots * n + scanThreshold (hp's threshold), n =
  * Participants.highWater().
+ * Pin scan (E5): every scanThreshold-th outermost pin scans too, before the thread reserves
+ * anything, if it holds retired records: a thread that stops retiring would otherwise keep its
+ * list until flush, and amortized free would never start (the Token-EBR artifact's schemes free
+ * at pins; rcu does the same).
  *
  * Safety (for each scheme, its class shows the reservation covers what it returns): a reader
  * that holds record X has a reservation [l, u] with b_X <= u and r_X >= l, published with a full
@@ -250,6 +254,8 @@ abstract class EraDomain extends ReclaimDomain {
         private long[] uppers = new long[0];
         private long nextScan;
         private int allocations;
+        /** Pins until the next scan from a pin. */
+        private int pins;
         /** The interval reservation's lower era; 0: none. Written by the owner only (departure: cleared). */
         @SuppressWarnings("unused") // accessed through LOWER
         private long lower;
@@ -264,6 +270,23 @@ abstract class EraDomain extends ReclaimDomain {
             this.kept = new BlockBag(blocks);
             this.safe = new BlockBag(blocks);
             this.nextScan = domain.threshold(Participants.highWater());
+            this.pins = domain.scanThreshold;
+        }
+
+        /**
+         * The start of an outermost pin, before the scheme reserves anything: amortized free, and
+         * every scanThreshold-th pin a scan if the thread holds retired records (E5).
+         */
+        final void entering() {
+            freeSome();
+            if (--pins <= 0) {
+                pins = eras.scanThreshold;
+                if (!retiredList.isEmpty()) {
+                    scan();
+                } else {
+                    adaptFreesPerPin(); // amortized free: nothing new arrives, so adaptation may shrink
+                }
+            }
         }
 
         /** (E1): every EPOCH_FREQ allocations of this thread, a tick. */
@@ -362,9 +385,7 @@ abstract class EraDomain extends ReclaimDomain {
             }
             final long keptCount = kept.size();
             kept.moveAllTo(retiredList);
-            if (!safe.isEmpty()) {
-                adaptFreesPerPin(); // amortized free: a new safe batch arrives
-            }
+            adaptFreesPerPin(); // amortized free: a new safe batch may arrive (as in rcu)
             release(safe);
             nextScan = retiredList.size() + eras.threshold(n);
             if (timed && event.shouldCommit()) {

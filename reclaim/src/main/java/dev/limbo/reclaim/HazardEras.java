@@ -21,7 +21,8 @@ import dev.limbo.core.Words;
  * keeps protect at two loads while the era stands still (hp publishes and fences every pointer).
  * protectIfEqual(slot, address, expected): the same loop, returning false as soon as the word is
  * not expected.
- * pin: amortized free (he-af) only. unpin: release-clear the slots used in the section (H3).
+ * pin: EraDomain's (E5) only (amortized free, a scan every scanThreshold pins). unpin:
+ * release-clear the slots used in the section (H3).
  * retire, scan: EraDomain's (E3), (E4) (each slot era e is the reservation [e, e]).
  *
  * Invariant: a record whose link the load (H1) returned while it was reachable from the
@@ -74,7 +75,7 @@ final class HazardEras extends EraDomain {
 
         @Override
         void enter() {
-            freeSome();
+            entering(); // (E5)
         }
 
         @Override

@@ -16,7 +16,7 @@ import dev.limbo.core.Words;
  * sections. One interval per thread covers all its slots and nesting depths: slots only check
  * their index.
  *
- * pin (outermost, start_op): amortized free (ibr-af), then e = E (E1); publish upper = e (I1),
+ * pin (outermost, start_op): EraDomain's (E5), then e = E (E1); publish upper = e (I1),
  * then lower = e with a getAndSet (I2: store + full fence).
  * protect(slot, address): loop { p = acquire load of the word (I3); e = E (E1); if e <= upper
  * return p; raise upper to e with a getAndSet (I4: store + full fence) }.
@@ -79,7 +79,7 @@ final class IntervalBasedReclamation extends EraDomain {
 
         @Override
         void enter() {
-            freeSome();
+            entering(); // (E5)
             final long e = eras.era(); // (E1)
             publishInterval(e, e); // (I1), (I2)
         }

@@ -202,7 +202,7 @@ final class WaitFreeEras extends EraDomain {
 
         @Override
         void enter() {
-            freeSome();
+            entering(); // (E5)
         }
 
         @Override
