@@ -5,6 +5,7 @@ import dev.limbo.core.Words;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Schemes {@code wfe} and {@code wfe-af}: wait-free eras (Nikolaev and Ravindran, "Universal
@@ -109,6 +110,10 @@ final class WaitFreeEras extends EraDomain {
         }
     }
 
+    /** Fast-path attempts before the slow path: MAX_ATTEMPTS, or 0 in tests that exercise the slow path alone. */
+    private final int attempts;
+    /** Requests completed by a thread other than their requester (tests). */
+    private final AtomicLong helped = new AtomicLong();
     /** Requests posted (W3) and not yet withdrawn (W8). */
     @SuppressWarnings("unused") // accessed through PENDING
     private volatile long pending;
@@ -117,7 +122,13 @@ final class WaitFreeEras extends EraDomain {
     private volatile long sequence;
 
     WaitFreeEras(final Builder b) {
+        this(b, MAX_ATTEMPTS);
+    }
+
+    /** A domain whose protects make {@code attempts} fast-path attempts (tests: 0, every protect asks for help). */
+    WaitFreeEras(final Builder b, final int attempts) {
         super(b, true);
+        this.attempts = attempts;
     }
 
     @Override
@@ -136,6 +147,11 @@ final class WaitFreeEras extends EraDomain {
     /** Requests posted so far (tests). */
     long requests() {
         return (long) SEQUENCE.getVolatile(this);
+    }
+
+    /** Requests completed by a helper rather than their requester (tests). */
+    long helped() {
+        return helped.get();
     }
 
     /** A slow-path protect of one slot word: posted by its requester, completed once by anyone. */
@@ -227,7 +243,7 @@ final class WaitFreeEras extends EraDomain {
         public long protect(final int slot, final long address) {
             final long hazard = useSlot(slot);
             long prev = Words.lp(hazard);
-            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            for (int attempt = 0; attempt < wfe.attempts; attempt++) {
                 final long p = Words.la(address); // (H1)
                 final long e = eras.era(); // (E1)
                 if (e == prev) {
@@ -243,7 +259,7 @@ final class WaitFreeEras extends EraDomain {
         public boolean protectIfEqual(final int slot, final long address, final long expected) {
             final long hazard = useSlot(slot);
             long prev = Words.lp(hazard);
-            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            for (int attempt = 0; attempt < wfe.attempts; attempt++) {
                 final boolean equal = Words.la(address) == expected; // (H1)
                 final long e = eras.era(); // (E1)
                 if (!equal || e == prev) {
@@ -305,6 +321,9 @@ final class WaitFreeEras extends EraDomain {
                 if (eras.era() == e) { // (E1)
                     if (request.complete(new Done(p, e))) { // (W6)
                         Words.cas(request.hazard, request.marker, e); // (W7)
+                        if (request.row != row) {
+                            wfe.helped.incrementAndGet();
+                        }
                     }
                     break;
                 }
