@@ -208,20 +208,23 @@ class EraFamilyTest {
                     holding.countDown();
                 }
             });
-            await(holding);
-            for (int round = 0; round < 3; round++) {
-                final int r = round;
-                runThreads(4, t -> {
-                    for (int i = 0; i < 1000; i++) {
-                        replaceAndRetire(d, cells + (long) ((i + t) % CELLS) * Long.BYTES, seq(t, r * 1000L + i));
-                    }
-                });
+            try {
+                await(holding);
+                for (int round = 0; round < 3; round++) {
+                    final int r = round;
+                    runThreads(4, t -> {
+                        for (int i = 0; i < 1000; i++) {
+                            replaceAndRetire(d, cells + (long) ((i + t) % CELLS) * Long.BYTES, seq(t, r * 1000L + i));
+                        }
+                    });
+                }
+                Participants.reapTerminated();
+                Participants.awaitReleases();
+                assertFalse(d.orphans.isEmpty(), "the departed threads handed nothing over, yet a record is held back");
+            } finally {
+                release.countDown();
+                holder.join();
             }
-            Participants.reapTerminated();
-            Participants.awaitReleases();
-            assertFalse(d.orphans.isEmpty(), "the departed threads handed nothing over, yet a record is held back");
-            release.countDown();
-            holder.join();
             final long total = d.stats().retired() + drain(d, cells);
             d.flush();
             assertTrue(d.orphans.isEmpty(), "orphans left after flush");
