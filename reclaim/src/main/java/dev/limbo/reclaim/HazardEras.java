@@ -53,7 +53,7 @@ import dev.limbo.core.Words;
  * ABA: EraDomain's. Thread exit: departure clears the slots, scans once, orphans the rest.
  * }</pre>
  */
-final class HazardEras extends EraDomain {
+class HazardEras extends EraDomain {
 
     HazardEras(final Builder b) {
         super(b, true);
@@ -64,7 +64,8 @@ final class HazardEras extends EraDomain {
         return new HeGuard(this, id);
     }
 
-    private static final class HeGuard extends EraGuard {
+    /** A guard of hazard eras; wait-free eras' guard adds its slow path. */
+    static class HeGuard extends EraGuard {
 
         /** Bit w set: slot word w (window and slot) was published in this section. */
         private long used;
@@ -74,23 +75,19 @@ final class HazardEras extends EraDomain {
         }
 
         @Override
-        void enter() {
+        final void enter() {
             entering(); // (E5)
         }
 
         @Override
-        void exit() {
-            long u = used;
+        final void exit() {
+            final long u = used;
             used = 0;
-            while (u != 0) {
-                final int s = Long.numberOfTrailingZeros(u);
-                u &= u - 1;
-                clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES); // (H3)
-            }
+            clearSlots(u); // (H3)
         }
 
         /** The slot word of {@code slot} in the current window, marked as used. */
-        private long useSlot(final int slot) {
+        final long useSlot(final int slot) {
             final long hazard = slotAddress(slot);
             used |= 1L << ((hazard - row) >>> 3);
             return hazard;

@@ -90,7 +90,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * ABA: EraDomain's, and fresh request and Done objects (above).
  * }</pre>
  */
-final class WaitFreeEras extends EraDomain {
+final class WaitFreeEras extends HazardEras {
 
     /** Fast-path attempts of a protect before it asks for help (the paper's MAX_ATTEMPTS). */
     static final int MAX_ATTEMPTS = 16;
@@ -127,7 +127,7 @@ final class WaitFreeEras extends EraDomain {
 
     /** A domain whose protects make {@code attempts} fast-path attempts (tests: 0, every protect asks for help). */
     WaitFreeEras(final Builder b, final int attempts) {
-        super(b, true);
+        super(b);
         this.attempts = attempts;
     }
 
@@ -202,41 +202,16 @@ final class WaitFreeEras extends EraDomain {
     record Done(long word, long era) {
     }
 
-    private static final class WfeGuard extends EraGuard {
+    private static final class WfeGuard extends HeGuard {
 
         private final WaitFreeEras wfe;
         /** Each slot word's pending request, or null (W2, W8, W10). */
         private final Request[] requests;
-        /** Bit w set: slot word w (window and slot) was published in this section. */
-        private long used;
 
         WfeGuard(final WaitFreeEras domain, final int id) {
             super(domain, id);
             this.wfe = domain;
             this.requests = new Request[domain.slotWords];
-        }
-
-        @Override
-        void enter() {
-            entering(); // (E5)
-        }
-
-        @Override
-        void exit() {
-            long u = used;
-            used = 0;
-            while (u != 0) {
-                final int s = Long.numberOfTrailingZeros(u);
-                u &= u - 1;
-                clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES); // (H3)
-            }
-        }
-
-        /** The slot word of {@code slot} in the current window, marked as used. */
-        private long useSlot(final int slot) {
-            final long hazard = slotAddress(slot);
-            used |= 1L << ((hazard - row) >>> 3);
-            return hazard;
         }
 
         @Override

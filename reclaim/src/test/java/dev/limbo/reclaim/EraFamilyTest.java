@@ -4,9 +4,10 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.assertAllFreed;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
+import static dev.limbo.reclaim.ReclaimTestSupport.drainCells;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
-import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -47,18 +48,6 @@ class EraFamilyTest {
         return Stream.of(Scheme.IBR, Scheme.HE, Scheme.WFE, Scheme.IBR_AF, Scheme.HE_AF, Scheme.WFE_AF);
     }
 
-    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
-            }
-        }
-    }
-
     /** Fills every cell (the structure's S records). */
     private static void fill(final ReclaimDomain d, final long cells) {
         for (int i = 0; i < CELLS; i++) {
@@ -66,20 +55,17 @@ class EraFamilyTest {
         }
     }
 
-    /** Empties every cell, retiring what it held; returns how many it retired. */
-    private static long drain(final ReclaimDomain d, final long cells) {
-        long n = 0;
-        try (Guard g = d.pin()) {
-            for (int i = 0; i < CELLS; i++) {
-                final long old = Words.xchg(cells + (long) i * Long.BYTES, 0);
-                if (old != 0) {
-                    assertNull(checkNode(old));
-                    g.retire(old);
-                    n++;
-                }
-            }
-        }
-        return n;
+    /**
+     * Retires what the cells still hold, flushes, checks that everything retired was freed, closes
+     * the domain and checks that the allocator is back at {@code baseline}.
+     */
+    private static void finish(final Scheme scheme, final ReclaimDomain d, final LimboAllocator a, final long cells,
+                               final long baseline) {
+        final long total = d.stats().retired() + drainCells(d, cells, CELLS);
+        d.flush();
+        assertTrue(d.orphans.isEmpty(), "orphans left after flush");
+        assertAllFreed(scheme, d.stats(), total);
+        assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
     }
 
     private static void await(final CountDownLatch latch) throws InterruptedException {
@@ -165,11 +151,8 @@ class EraFamilyTest {
             assertTrue(worst.get() <= bound, scheme + " kept " + worst.get() + " unreclaimed records with a thread stalled;"
                     + " bound + S = " + bound + " (n = " + n + ")");
             assertTrue(bound < cycles / 10, "the bound must be far below the retires to mean anything: " + bound);
-            final long total = d.stats().retired() + drain(d, cells);
-            d.flush();
-            assertAllFreed(scheme, d.stats(), total);
             closed = true;
-            assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
+            finish(scheme, d, a, cells, baseline);
         } finally {
             if (!closed) {
                 d.close();
@@ -225,12 +208,8 @@ class EraFamilyTest {
                 release.countDown();
                 holder.join();
             }
-            final long total = d.stats().retired() + drain(d, cells);
-            d.flush();
-            assertTrue(d.orphans.isEmpty(), "orphans left after flush");
-            assertAllFreed(scheme, d.stats(), total);
             closed = true;
-            assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
+            finish(scheme, d, a, cells, baseline);
         } finally {
             if (!closed) {
                 d.close();
@@ -293,11 +272,8 @@ class EraFamilyTest {
                 }
             });
             assertTrue(d.requests() >= 100_000, "every protect asks for help: " + d.requests());
-            final long total = d.stats().retired() + drain(d, cells);
-            d.flush();
-            assertAllFreed(Scheme.WFE, d.stats(), total);
             closed = true;
-            assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
+            finish(Scheme.WFE, d, a, cells, baseline);
         } finally {
             if (!closed) {
                 d.close();
