@@ -29,7 +29,8 @@ import java.util.Arrays;
  * ticked). So a thread allocates at most EPOCH_FREQ records in any one era. (The artifact ticks
  * every EPOCH_FREQ * n allocations of a thread; this ticks n times as often, so that the records
  * born in one era are at most EPOCH_FREQ * n rather than EPOCH_FREQ * n^2: see the garbage bound.)
- * wfe helps pending protects before it ticks (WaitFreeEras).
+ * A departure ticks too, so that a departed thread's allocations end their era however threads
+ * come and go. wfe helps pending protects before it ticks (WaitFreeEras).
  * Birth (E2): a record handed out (Guard.allocate, allocateExclusive, the pool) gets b = E, read
  * before the structure can publish it (the publish is a release store or CAS after it).
  * Retire (E3): full fence, then r = E (volatile load), after the caller's unlink: the fence makes
@@ -70,8 +71,7 @@ import java.util.Arrays;
  * A reservation [l, u] holds back only records alive at some moment of the eras l..u (born at
  * or before u, retired at or after l): those alive when era l began, at most S, the most records
  * allocated and not yet retired at once (the structure's size: not a formula in n, slots and
- * thresholds), plus those born in eras l..u, at most (u - l + 1) * EPOCH_FREQ * n (E1; departures
- * end their allocations). garbageBound(n) = R + n * EPOCH_FREQ * n (+ backlogLimit for the -af
+ * thresholds), plus those born in eras l..u, at most (u - l + 1) * EPOCH_FREQ * n (E1). garbageBound(n) = R + n * EPOCH_FREQ * n (+ backlogLimit for the -af
  * forms) is the bound for stalled reservations that span one era each (a thread stalled in the
  * era it pinned in, as in the stalled-thread tests), beyond the records alive when the stall
  * began (S per stalled thread, 1 in those tests: the protected cell). In general a stalled thread

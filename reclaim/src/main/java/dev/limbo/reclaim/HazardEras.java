@@ -19,6 +19,8 @@ import dev.limbo.core.Words;
  * loop { p = acquire load of the word (H1); e = E (E1); if e == prev return p; publish e in the
  * slot with a getAndSet (H2: store + full fence); prev = e }. Publishing only when the era moved
  * keeps protect at two loads while the era stands still (hp publishes and fences every pointer).
+ * The loop is shared with wfe, which gives up after MAX_ATTEMPTS; he's rounds have
+ * Integer.MAX_VALUE attempts, and a round that ends without a stable era starts another.
  * protectIfEqual(slot, address, expected): the same loop, returning false as soon as the word is
  * not expected.
  * pin: EraDomain's (E5) only (amortized free, a scan every scanThreshold pins). unpin:
@@ -64,14 +66,22 @@ class HazardEras extends EraDomain {
         return new HeGuard(this, id);
     }
 
+    /** Protect's attempts before it gives up and asks for help: he never does. */
+    int attempts() {
+        return Integer.MAX_VALUE;
+    }
+
     /** A guard of hazard eras; wait-free eras' guard adds its slow path. */
     static class HeGuard extends EraGuard {
 
+        /** Protect's attempts before {@link #exhausted}: Integer.MAX_VALUE for he, MAX_ATTEMPTS for wfe. */
+        private final int attempts;
         /** Bit w set: slot word w (window and slot) was published in this section. */
         private long used;
 
         HeGuard(final HazardEras domain, final int id) {
             super(domain, id);
+            this.attempts = domain.attempts();
         }
 
         @Override
@@ -94,28 +104,30 @@ class HazardEras extends EraDomain {
         }
 
         @Override
-        public long protect(final int slot, final long address) {
-            final long hazard = useSlot(slot);
+        public final long protect(final int slot, final long address) {
+            return confirmed(settle(useSlot(slot), address));
+        }
+
+        /** Protect's loop on slot word {@code hazard}: at most {@link #attempts} attempts, then {@link #exhausted}. */
+        final long settle(final long hazard, final long address) {
             long prev = Words.lp(hazard);
-            while (true) {
+            for (int attempt = 0; attempt < attempts; attempt++) {
                 final long p = Words.la(address); // (H1)
                 final long e = eras.era(); // (E1)
                 if (e == prev) {
-                    if (polls) {
-                        pollNow(); // (R3): confirms the word
-                    }
                     return p;
                 }
                 Words.xchg(hazard, e); // (H2)
                 prev = e;
             }
+            return exhausted(hazard, address);
         }
 
         @Override
-        public boolean protectIfEqual(final int slot, final long address, final long expected) {
+        public final boolean protectIfEqual(final int slot, final long address, final long expected) {
             final long hazard = useSlot(slot);
             long prev = Words.lp(hazard);
-            while (true) {
+            for (int attempt = 0; attempt < attempts; attempt++) {
                 final boolean equal = Words.la(address) == expected; // (H1)
                 final long e = eras.era(); // (E1)
                 if (!equal || e == prev) {
@@ -127,6 +139,23 @@ class HazardEras extends EraDomain {
                 Words.xchg(hazard, e); // (H2)
                 prev = e;
             }
+            return confirmed(exhausted(hazard, address)) == expected;
+        }
+
+        /**
+         * The era moved at every one of {@link #attempts} attempts. he never asks for help (its
+         * protect is lock-free): another round of Integer.MAX_VALUE attempts. wfe: its slow path.
+         */
+        long exhausted(final long hazard, final long address) {
+            return settle(hazard, address);
+        }
+
+        /** Polls (a neutralizing domain, or restart injection) after the load it confirms; returns {@code word}. */
+        final long confirmed(final long word) {
+            if (polls) {
+                pollNow(); // (R3): confirms the word
+            }
+            return word;
         }
     }
 }

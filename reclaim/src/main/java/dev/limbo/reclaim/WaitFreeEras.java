@@ -144,6 +144,11 @@ final class WaitFreeEras extends HazardEras {
         }
     }
 
+    @Override
+    int attempts() {
+        return attempts;
+    }
+
     /** Requests posted so far (tests). */
     long requests() {
         return (long) SEQUENCE.getVolatile(this);
@@ -214,47 +219,10 @@ final class WaitFreeEras extends HazardEras {
             this.requests = new Request[domain.slotWords];
         }
 
+        /** The era moved at every fast-path attempt: the slow path. */
         @Override
-        public long protect(final int slot, final long address) {
-            final long hazard = useSlot(slot);
-            long prev = Words.lp(hazard);
-            for (int attempt = 0; attempt < wfe.attempts; attempt++) {
-                final long p = Words.la(address); // (H1)
-                final long e = eras.era(); // (E1)
-                if (e == prev) {
-                    return confirmed(p);
-                }
-                Words.xchg(hazard, e); // (H2)
-                prev = e;
-            }
-            return confirmed(slowPath(hazard, address));
-        }
-
-        @Override
-        public boolean protectIfEqual(final int slot, final long address, final long expected) {
-            final long hazard = useSlot(slot);
-            long prev = Words.lp(hazard);
-            for (int attempt = 0; attempt < wfe.attempts; attempt++) {
-                final boolean equal = Words.la(address) == expected; // (H1)
-                final long e = eras.era(); // (E1)
-                if (!equal || e == prev) {
-                    if (polls) {
-                        pollNow(); // (R3): confirms the word
-                    }
-                    return equal;
-                }
-                Words.xchg(hazard, e); // (H2)
-                prev = e;
-            }
-            return confirmed(slowPath(hazard, address)) == expected;
-        }
-
-        /** Polls (a neutralizing domain, or restart injection) after the load it confirms; returns {@code word}. */
-        private long confirmed(final long word) {
-            if (polls) {
-                pollNow(); // (R3): confirms the word
-            }
-            return word;
+        long exhausted(final long hazard, final long address) {
+            return slowPath(hazard, address);
         }
 
         /** Posts a request for the word at {@code address}, helps it to completion, withdraws it. */

@@ -717,6 +717,10 @@ class SchemeSuiteTest {
      *       and R = 2 * slots * n + scanThreshold (100 by default), n =
      *       {@link Participants#highWater()}; n * B in all). Only the retiring thread retires here, so
      *       unreclaimed nodes stay within B (checked every 500 retires), far below 20 000.</li>
+     *   <li>The era family ({@code ibr}, {@code he}, {@code wfe} and their -af forms): B = R +
+     *       n * 150 * n (+ backlogLimit), the records born in the stalled reservation's era and the
+     *       scan threshold, beyond the records alive when the stall began (here the protected one;
+     *       see EraDomain, "Garbage bound").</li>
      *   <li>No bound ({@code Long.MAX_VALUE}: the epoch schemes {@code ebr}, {@code debra},
      *       {@code ebr-af}, {@code debra-af}, {@code qsbr}, {@code nebr} and their -af forms, whose
      *       epoch cannot pass the stalled thread's epoch + 1; {@code rcu} and {@code rcu-af}, whose
