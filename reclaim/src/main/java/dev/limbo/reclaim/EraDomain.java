@@ -71,10 +71,11 @@ import java.util.Arrays;
  * A reservation [l, u] holds back only records alive at some moment of the eras l..u (born at
  * or before u, retired at or after l): those alive when era l began, at most S, the most records
  * allocated and not yet retired at once (the structure's size: not a formula in n, slots and
- * thresholds), plus those born in eras l..u, at most (u - l + 1) * EPOCH_FREQ * n (E1). garbageBound(n) = R + n * EPOCH_FREQ * n (+ backlogLimit for the -af
- * forms) is the bound for stalled reservations that span one era each (a thread stalled in the
- * era it pinned in, as in the stalled-thread tests), beyond the records alive when the stall
- * began (S per stalled thread, 1 in those tests: the protected cell). In general a stalled thread
+ * thresholds), plus those born in eras l..u, at most (u - l + 1) * EPOCH_FREQ * n (E1).
+ * garbageBound(n) = R + n * EPOCH_FREQ * n (+ backlogLimit for the -af forms) is the bound for
+ * stalled reservations that span one era each (a thread stalled in the era it pinned in, as in
+ * the stalled-thread tests; at most n of them), beyond the records alive when the stall began (S
+ * per stalled thread: 1 in SchemeSuiteTest, the protected cell; 64 in EraFamilyTest). In general a stalled thread
  * holds back S + (u - l + 1) * EPOCH_FREQ * n: ibr's reservation may span many eras (a long
  * operation that stalls late); he's and wfe's K slot eras bound it to K * (S + EPOCH_FREQ * n).
  *

@@ -55,17 +55,35 @@ class EraFamilyTest {
         }
     }
 
+    /** A test body over the domain's filled cells. */
+    private interface Body {
+        void run(long cells) throws InterruptedException;
+    }
+
     /**
-     * Retires what the cells still hold, flushes, checks that everything retired was freed, closes
-     * the domain and checks that the allocator is back at {@code baseline}.
+     * Fills {@link #CELLS} cells, runs {@code body}, then retires what the cells still hold,
+     * flushes, checks that everything retired was freed, closes the domain and checks that the
+     * allocator is back at {@code baseline} (on failure, closes and frees without checking).
      */
-    private static void finish(final Scheme scheme, final ReclaimDomain d, final LimboAllocator a, final long cells,
-                               final long baseline) {
-        final long total = d.stats().retired() + drainCells(d, cells, CELLS);
-        d.flush();
-        assertTrue(d.orphans.isEmpty(), "orphans left after flush");
-        assertAllFreed(scheme, d.stats(), total);
-        assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
+    private static void run(final Scheme scheme, final ReclaimDomain d, final LimboAllocator a, final long baseline,
+                            final Body body) throws InterruptedException {
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        boolean checked = false;
+        try {
+            fill(d, cells);
+            body.run(cells);
+            final long total = d.stats().retired() + drainCells(d, cells, CELLS);
+            d.flush();
+            assertTrue(d.orphans.isEmpty(), "orphans left after flush");
+            assertAllFreed(scheme, d.stats(), total);
+            checked = true;
+            assertEquals(baseline, closeAndMeasure(d, a, cells), "bytes in use after close");
+        } finally {
+            if (!checked) {
+                d.close();
+                a.free(cells);
+            }
+        }
     }
 
     private static void await(final CountDownLatch latch) throws InterruptedException {
@@ -89,19 +107,15 @@ class EraFamilyTest {
         final LimboAllocator a = LimboAllocator.create();
         final long baseline = a.stats().bytesInUse();
         final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
-        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
-        final int cycles = 1_000_000;
-        final CountDownLatch filled = new CountDownLatch(1);
-        final CountDownLatch stalled = new CountDownLatch(1);
-        final CountDownLatch unstall = new CountDownLatch(1);
-        final LongAccumulator worst = new LongAccumulator(Math::max, 0);
-        final AtomicLong retiredDuringStall = new AtomicLong();
-        boolean closed = false;
-        try {
+        run(scheme, d, a, baseline, cells -> {
+            final int cycles = 1_000_000;
+            final CountDownLatch stalled = new CountDownLatch(1);
+            final CountDownLatch unstall = new CountDownLatch(1);
+            final LongAccumulator worst = new LongAccumulator(Math::max, 0);
+            final AtomicLong retiredDuringStall = new AtomicLong();
             runThreads(2, t -> {
                 try {
                     if (t == 0) { // the stalled thread
-                        await(filled);
                         try (Guard g = d.pin()) {
                             long a0 = 0;
                             long a1 = 0;
@@ -122,8 +136,6 @@ class EraFamilyTest {
                             assertNull(checkNode(a1, s1), "the stalled thread's node in slot 1 was freed");
                         }
                     } else { // the updater
-                        fill(d, cells);
-                        filled.countDown();
                         await(stalled);
                         final long before = d.stats().retired();
                         final ThreadLocalRandom random = ThreadLocalRandom.current();
@@ -138,7 +150,6 @@ class EraFamilyTest {
                 } catch (final InterruptedException e) {
                     throw new AssertionError(e);
                 } finally {
-                    filled.countDown();
                     stalled.countDown();
                     if (t == 1) {
                         unstall.countDown();
@@ -151,14 +162,7 @@ class EraFamilyTest {
             assertTrue(worst.get() <= bound, scheme + " kept " + worst.get() + " unreclaimed records with a thread stalled;"
                     + " bound + S = " + bound + " (n = " + n + ")");
             assertTrue(bound < cycles / 10, "the bound must be far below the retires to mean anything: " + bound);
-            closed = true;
-            finish(scheme, d, a, cells, baseline);
-        } finally {
-            if (!closed) {
-                d.close();
-                a.free(cells);
-            }
-        }
+        });
     }
 
     /**
@@ -172,10 +176,7 @@ class EraFamilyTest {
         final LimboAllocator a = LimboAllocator.create();
         final long baseline = a.stats().bytesInUse();
         final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).build();
-        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
-        boolean closed = false;
-        try {
-            fill(d, cells);
+        run(scheme, d, a, baseline, cells -> {
             final CountDownLatch holding = new CountDownLatch(1);
             final CountDownLatch release = new CountDownLatch(1);
             final Thread holder = Thread.ofPlatform().name("era-holder").start(() -> {
@@ -208,14 +209,7 @@ class EraFamilyTest {
                 release.countDown();
                 holder.join();
             }
-            closed = true;
-            finish(scheme, d, a, cells, baseline);
-        } finally {
-            if (!closed) {
-                d.close();
-                a.free(cells);
-            }
-        }
+        });
     }
 
     /**
@@ -231,10 +225,7 @@ class EraFamilyTest {
         final long baseline = a.stats().bytesInUse();
         final WaitFreeEras d = new WaitFreeEras(ReclaimDomain.builder(Scheme.WFE).allocator(a).recordBytes(RECORD)
                 .debug(true).scanThreshold(8), 0);
-        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
-        boolean closed = false;
-        try {
-            fill(d, cells);
+        run(Scheme.WFE, d, a, baseline, cells -> {
             final Progress progress = new Progress(PROGRESS_TIMEOUT, "protects", 100_000, "replacements", 10_000,
                     "requests completed by helpers", 1, "frees", 1);
             runThreads(4, progress, t -> {
@@ -272,13 +263,6 @@ class EraFamilyTest {
                 }
             });
             assertTrue(d.requests() >= 100_000, "every protect asks for help: " + d.requests());
-            closed = true;
-            finish(Scheme.WFE, d, a, cells, baseline);
-        } finally {
-            if (!closed) {
-                d.close();
-                a.free(cells);
-            }
-        }
+        });
     }
 }
