@@ -642,6 +642,19 @@ public abstract class Guard implements AutoCloseable {
         return (long) FREED.getOpaque(this);
     }
 
+    /**
+     * Release-clears this thread's slot words whose bits are set in {@code used} (bit w: slot word
+     * w of its row, window and slot): the end of a section of a slot-based scheme.
+     */
+    final void clearSlots(final long used) {
+        long u = used;
+        while (u != 0) {
+            final int s = Long.numberOfTrailingZeros(u);
+            u &= u - 1;
+            clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES);
+        }
+    }
+
     /** Clears a slot word (hazard or announcement) with a release store. */
     static void clear(final long address) {
         Words.sr(address, 0L);

@@ -153,13 +153,9 @@ final class HazardPointers extends ReclaimDomain {
 
         @Override
         void exit() {
-            long u = used;
+            final long u = used;
             used = 0;
-            while (u != 0) {
-                final int s = Long.numberOfTrailingZeros(u);
-                u &= u - 1;
-                clear(row + ReclaimDomain.HAZARDS + (long) s * Long.BYTES); // (6)
-            }
+            clearSlots(u); // (6)
         }
 
         @Override

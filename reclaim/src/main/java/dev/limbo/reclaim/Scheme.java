@@ -46,7 +46,24 @@ public enum Scheme {
     /** Token-EBR, periodic: pass first, and pass again every 100 frees if the token came back (§4, "Periodic"). */
     TOKEN_PERIODIC("token-periodic"),
     /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
-    TOKEN_AF("token-af");
+    TOKEN_AF("token-af"),
+    /**
+     * Interval-based reclamation, 2GE (Wen et al., PPoPP 2018): a thread reserves the eras of its
+     * section; records are freed when no reservation overlaps their lifetime. Garbage bound
+     * R + n * 150 * n per thread beyond the records alive when a stall began (see
+     * IntervalBasedReclamation).
+     */
+    IBR("ibr", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** Hazard eras (Ramalhete and Correia, SPAA 2017): hazard slots hold eras, not pointers. Bound as ibr's. */
+    HE("he", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** Wait-free eras (Nikolaev and Ravindran, PPoPP 2020): hazard eras with a wait-free protect. Bound as ibr's. */
+    WFE("wfe", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** IBR with amortized free (bound: ibr's + backlogLimit). */
+    IBR_AF("ibr-af", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** Hazard eras with amortized free (bound: he's + backlogLimit). */
+    HE_AF("he-af", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** Wait-free eras with amortized free (bound: wfe's + backlogLimit). */
+    WFE_AF("wfe-af", Capability.PROTECTION_NEEDS_VALIDATION);
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -71,7 +88,8 @@ public enum Scheme {
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
         return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
-                || this == DEBRA_PLUS_AF || this == TOKEN_AF;
+                || this == DEBRA_PLUS_AF || this == TOKEN_AF
+                || this == IBR_AF || this == HE_AF || this == WFE_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -99,6 +117,9 @@ public enum Scheme {
             case TOKEN_PASSFIRST -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE);
             case TOKEN_PERIODIC -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE_IN_STEPS);
             case TOKEN_AF -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_SPLICE);
+            case IBR, IBR_AF -> new IntervalBasedReclamation(b);
+            case HE, HE_AF -> new HazardEras(b);
+            case WFE, WFE_AF -> new WaitFreeEras(b);
         };
     }
 

@@ -1,6 +1,7 @@
 package dev.limbo.reclaim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
@@ -228,5 +229,33 @@ final class ReclaimTestSupport {
      */
     static long leakedBytes(final Scheme scheme, final long retired) {
         return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
+    }
+
+    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
+    static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
+        try (Guard g = d.pin()) {
+            final long node = g.allocate();
+            writeNode(node, seq);
+            final long old = Words.xchg(cell, node);
+            if (old != 0) {
+                g.retire(old);
+            }
+        }
+    }
+
+    /** Unlinks the node of each of {@code count} cells at {@code cells} and retires it (from the calling thread); returns how many. */
+    static long drainCells(final ReclaimDomain d, final long cells, final int count) {
+        long n = 0;
+        try (Guard g = d.pin()) {
+            for (int c = 0; c < count; c++) {
+                final long old = Words.xchg(cells + (long) c * Long.BYTES, 0);
+                if (old != 0) {
+                    assertNull(checkNode(old));
+                    g.retire(old);
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 }

@@ -4,9 +4,11 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.assertAllFreed;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
+import static dev.limbo.reclaim.ReclaimTestSupport.drainCells;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
 import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.settle;
@@ -125,7 +127,7 @@ class SchemeSuiteTest {
             });
             // something was freed while the readers ran: progress.done() waited for it
             final long replaced = progress.count(0);
-            final long drained = drainCells(d, cells);
+            final long drained = drainCells(d, cells, CELLS);
             d.flush();
             assertAllFreed(scheme, d.stats(), replaced);
             assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
@@ -281,7 +283,7 @@ class SchemeSuiteTest {
                     }
                 }
             });
-            final long drained = drainCells(d, cells);
+            final long drained = drainCells(d, cells, CELLS);
             d.flush();
             assertAllFreed(scheme, d.stats(), progress.count(0));
             assertTrue(drained > 0 && drained <= CELLS, "drained " + drained);
@@ -339,7 +341,7 @@ class SchemeSuiteTest {
                 }
                 retiredByWorkers.addAndGet(retired);
             });
-            final long drained = drainCells(d, cells);
+            final long drained = drainCells(d, cells, CELLS);
             d.flush();
             final ReclaimStats s = d.stats();
             assertAllFreed(scheme, s, retiredByWorkers.get() + drained);
@@ -466,7 +468,7 @@ class SchemeSuiteTest {
                 runThreads(parallel, t -> retired.addAndGet(
                         churnWork(d, cells, batch * parallel + t, perThread)));
             }
-            final long drained = drainCells(d, cells);
+            final long drained = drainCells(d, cells, CELLS);
             d.flush();
             final ReclaimStats s = d.stats();
             assertAllFreed(scheme, s, retired.get() + drained);
@@ -515,7 +517,7 @@ class SchemeSuiteTest {
                     retired.addAndGet(churnWork(d, cells, batch * 8 + 4 + t, 40));
                 });
             }
-            final long drained = drainCells(d, cells);
+            final long drained = drainCells(d, cells, CELLS);
             d.flush();
             final ReclaimStats s = d.stats();
             assertAllFreed(scheme, s, retired.get() + drained);
@@ -715,6 +717,10 @@ class SchemeSuiteTest {
      *       and R = 2 * slots * n + scanThreshold (100 by default), n =
      *       {@link Participants#highWater()}; n * B in all). Only the retiring thread retires here, so
      *       unreclaimed nodes stay within B (checked every 500 retires), far below 20 000.</li>
+     *   <li>The era family ({@code ibr}, {@code he}, {@code wfe} and their -af forms): B = R +
+     *       n * 150 * n (+ backlogLimit), the records born in the stalled reservation's era and the
+     *       scan threshold, beyond the records alive when the stall began (here the protected one;
+     *       see EraDomain, "Garbage bound").</li>
      *   <li>No bound ({@code Long.MAX_VALUE}: the epoch schemes {@code ebr}, {@code debra},
      *       {@code ebr-af}, {@code debra-af}, {@code qsbr}, {@code nebr} and their -af forms, whose
      *       epoch cannot pass the stalled thread's epoch + 1; {@code rcu} and {@code rcu-af}, whose
@@ -863,17 +869,6 @@ class SchemeSuiteTest {
         }
     }
 
-    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
-            }
-        }
-    }
 
     private static void await(final CountDownLatch latch) throws InterruptedException {
         if (!latch.await(30, TimeUnit.SECONDS)) {
@@ -974,19 +969,4 @@ class SchemeSuiteTest {
 
     // ------------------------------------------------------------------------------------- helpers
 
-    /** Unlinks every node left in the cells and retires it (from the calling thread); returns how many. */
-    private static long drainCells(final ReclaimDomain d, final long cells) {
-        long n = 0;
-        try (Guard g = d.pin()) {
-            for (int c = 0; c < CELLS; c++) {
-                final long old = Words.xchg(cells + (long) c * Long.BYTES, 0);
-                if (old != 0) {
-                    assertNull(checkNode(old));
-                    g.retire(old);
-                    n++;
-                }
-            }
-        }
-        return n;
-    }
 }

@@ -7,7 +7,8 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * JFR event {@code dev.limbo.HazardScan}: one scan of the hazard pointers scheme ({@code hp}): the
+ * JFR event {@code dev.limbo.HazardScan}: one scan of the hazard pointers scheme ({@code hp}) or of the
+ * era family ({@code ibr}, {@code he}, {@code wfe}: the hazards are the reservations read): the
  * thread read every hazard slot and split its retired list into records still protected (kept)
  * and records freed. Emitted once per scan.
  */
