@@ -46,7 +46,17 @@ public enum Scheme {
     /** Token-EBR, periodic: pass first, and pass again every 100 frees if the token came back (§4, "Periodic"). */
     TOKEN_PERIODIC("token-periodic"),
     /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
-    TOKEN_AF("token-af");
+    TOKEN_AF("token-af"),
+    /** NBR: a thread whose retired bag reaches its threshold neutralizes every thread, then frees what no reservation names (PPoPP 2021). */
+    NBR("nbr", Capability.NEUTRALIZATION),
+    /** NBR+: NBR whose threads past a low watermark free on the strength of another thread's round, without signalling. */
+    NBR_PLUS("nbr+", Capability.NEUTRALIZATION),
+    /** NBR with amortized free. */
+    NBR_AF("nbr-af", Capability.NEUTRALIZATION),
+    /** NBR+ with amortized free. */
+    NBR_PLUS_AF("nbr+-af", Capability.NEUTRALIZATION),
+    /** Hazard pointers with amortized free: what a scan finds safe is freed a few per pin. */
+    HP_AF("hp-af", Capability.PROTECTION_NEEDS_VALIDATION);
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -71,7 +81,8 @@ public enum Scheme {
     /** Whether safe records are freed a few per operation (Token-EBR paper §3.3). */
     public boolean amortized() {
         return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
-                || this == DEBRA_PLUS_AF || this == TOKEN_AF;
+                || this == DEBRA_PLUS_AF || this == TOKEN_AF
+                || this == NBR_AF || this == NBR_PLUS_AF || this == HP_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -91,7 +102,7 @@ public enum Scheme {
             case EBR, EBR_AF -> new FraserEbr(b);
             case DEBRA, DEBRA_AF -> new Debra(b);
             case DEBRA_PLUS, DEBRA_PLUS_AF -> new DebraPlus(b);
-            case HP -> new HazardPointers(b);
+            case HP, HP_AF -> new HazardPointers(b);
             case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
             case NEBR, NEBR_AF -> new HartNewEbr(b);
             case RCU, RCU_AF -> new RcuEpochReservation(b);
@@ -99,6 +110,8 @@ public enum Scheme {
             case TOKEN_PASSFIRST -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE);
             case TOKEN_PERIODIC -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE_IN_STEPS);
             case TOKEN_AF -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_SPLICE);
+            case NBR, NBR_AF -> new NeutralizationBasedReclamation(b, false);
+            case NBR_PLUS, NBR_PLUS_AF -> new NeutralizationBasedReclamation(b, true);
         };
     }
 
