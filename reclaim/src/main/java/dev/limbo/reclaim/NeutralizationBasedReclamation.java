@@ -84,8 +84,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *  bag (pending included) reaches base + B runs a round of its own (N3), which frees the pending
  *  bag with the rest. The roundsEnded filter costs a load per retire: a covering round increments
  *  it after its end stamp (S2), so a thread that read it (S4) before a scan of the stamps that
- *  missed that stamp sees it move again. Ids claimed after the snapshot are not checked (their
- *  rounds are missed, which only delays a free).
+ *  missed that stamp sees it move again. An id at or above the highWater that the snapshot read
+ *  (a volatile load, after the pending retires) had never been claimed, so its stamp was 0 then,
+ *  and its holder's rounds follow its claim's raise of highWater (a volatile read-modify-write),
+ *  which the snapshot's load did not see: they began after the snapshot, and count from 0.
  *
  * (N6) Departure and orphans: the release hook clears the departed thread's reservations
  *  (ReclaimDomain), and, if it leaves retired records or orphans are waiting, runs a round on its
@@ -195,7 +197,7 @@ final class NeutralizationBasedReclamation extends ReclaimDomain {
         /** (N5): records retired before the stamp snapshot, freed by a round that covers them. */
         final BlockBag pending;
         private final ReservationScreen screen;
-        /** (N5): the stamps of ids 0 .. snapshotIds - 1 at the snapshot. */
+        /** (N5): the stamps of ids 0 .. snapshotIds - 1 at the snapshot; the ids above were never claimed then. */
         private long[] snapshot = new long[0];
         private int snapshotIds;
         /** (N5): roundsEnded when the stamps were last read. */
@@ -275,8 +277,9 @@ final class NeutralizationBasedReclamation extends ReclaimDomain {
                 return false;
             }
             seenEnded = ended;
-            for (int j = 0; j < snapshotIds; j++) {
-                final long s = snapshot[j];
+            final int n = Participants.highWater();
+            for (int j = 0; j < n; j++) {
+                final long s = j < snapshotIds ? snapshot[j] : 0; // an id claimed since: 0 at the snapshot
                 if (nbr.stamp(j) >= s + 2 + (s & 1)) { // (S5)
                     return true;
                 }

@@ -229,4 +229,28 @@ final class ReclaimTestSupport {
     static long leakedBytes(final Scheme scheme, final long retired) {
         return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
     }
+
+    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
+    static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
+        try (Guard g = d.pin()) {
+            final long node = g.allocate();
+            writeNode(node, seq);
+            final long old = Words.xchg(cell, node);
+            if (old != 0) {
+                g.retire(old);
+            }
+        }
+    }
+
+    /** Retires the cell's node, if any; returns how many (0 or 1). */
+    static long drain(final ReclaimDomain d, final long cell) {
+        try (Guard g = d.pin()) {
+            final long old = Words.xchg(cell, 0);
+            if (old == 0) {
+                return 0;
+            }
+            g.retire(old);
+            return 1;
+        }
+    }
 }
