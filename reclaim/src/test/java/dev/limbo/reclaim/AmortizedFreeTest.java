@@ -253,11 +253,14 @@ class AmortizedFreeTest {
             assertTrue(max > 1, "never more than one free per pin: " + deltas);
             assertTrue(deltas.size() < n / 2, "adaptive free took " + deltas.size() + " pins for " + n + " records");
 
-            // With nothing left, freesPerPin shrinks back to 1, one step per new epoch.
-            for (int i = 0; i < 20 * maxF * (dev.limbo.core.Participants.highWater() + 2) && g.freesPerPin > 1; i++) {
-                d.pin().close();
+            // With nothing left, freesPerPin shrinks back to 1, one step per new epoch. (nbr-af and
+            // nbr+-af take their steps at their rounds, which only retires bring: empty pins leave it.)
+            if (scheme != Scheme.NBR_AF && scheme != Scheme.NBR_PLUS_AF) {
+                for (int i = 0; i < 20 * maxF * (dev.limbo.core.Participants.highWater() + 2) && g.freesPerPin > 1; i++) {
+                    d.pin().close();
+                }
+                assertEquals(1, g.freesPerPin, "freesPerPin did not shrink once the backlog was gone");
             }
-            assertEquals(1, g.freesPerPin, "freesPerPin did not shrink once the backlog was gone");
         } finally {
             d.close();
         }
