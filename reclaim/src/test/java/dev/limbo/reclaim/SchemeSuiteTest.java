@@ -726,7 +726,8 @@ class SchemeSuiteTest {
      *       unreclaimed nodes are at least the number retired since.</li>
      *   <li>{@code none} frees nothing at all.</li>
      *   <li>Neutralizing schemes ({@link Capability#NEUTRALIZATION}: {@code debra+},
-     *       {@code debra+-af}) declare a finite bound too: the retirer neutralizes the stalled
+     *       {@code debra+-af}; {@code nbr}, {@code nbr+} and their -af forms, whose bound is
+     *       scanThreshold + slots * maxNesting * n, plus backlogLimit for -af) declare a finite bound too: the retirer neutralizes the stalled
      *       thread, which never polls, so its protected node may be freed. The stalled thread's
      *       poll after the stall then throws {@link Restart}, and it does not use what it read.</li>
      * </ul>
