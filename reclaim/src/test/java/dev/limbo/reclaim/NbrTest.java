@@ -8,6 +8,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.drain;
 import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
+import static dev.limbo.reclaim.ReclaimTestSupport.whileStalled;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -19,7 +20,6 @@ import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -62,41 +62,19 @@ class NbrTest {
         final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).debug(true)
                 .scanThreshold(B).backlogLimit(0).build();
         final long cell = a.allocateZeroed(Long.BYTES);
-        final CountDownLatch pinned = new CountDownLatch(1);
-        final CountDownLatch released = new CountDownLatch(1);
         replaceAndRetire(d, cell, seq(9, 0));
-        runThreads(2, t -> {
-            try {
-                if (t == 0) {
-                    try (Guard g = d.pin()) {
-                        assertNotEquals(0, g.protect(0, cell));
-                        pinned.countDown();
-                        released.await();
-                        assertThrows(Restart.class, g::poll, "the round did not neutralize the pinned thread");
-                    }
-                } else {
-                    try {
-                        pinned.await();
-                        for (long k = 1; k < B; k++) {
-                            replaceAndRetire(d, cell, seq(1, k));
-                        }
-                        assertEquals(0, d.stats().neutralizations(), () -> "a round before the bag was full: " + d.stats());
-                        assertEquals(0, d.stats().freed());
-                        replaceAndRetire(d, cell, seq(1, B));
-                        final ReclaimStats s = d.stats();
-                        assertEquals(1, s.scans(), () -> "no round at B retires: " + s);
-                        assertTrue(s.neutralizations() >= 1, () -> "the round marked no one: " + s);
-                        assertEquals(B, s.freed(), () -> "the round did not free the bag (backlogLimit 0): " + s);
-                    } finally {
-                        released.countDown();
-                    }
-                }
-            } catch (final InterruptedException e) {
-                throw new AssertionError(e);
-            } finally {
-                pinned.countDown();
+        whileStalled(d, g -> assertNotEquals(0, g.protect(0, cell)), () -> {
+            for (long k = 1; k < B; k++) {
+                replaceAndRetire(d, cell, seq(1, k));
             }
-        });
+            assertEquals(0, d.stats().neutralizations(), () -> "a round before the bag was full: " + d.stats());
+            assertEquals(0, d.stats().freed());
+            replaceAndRetire(d, cell, seq(1, B));
+            final ReclaimStats s = d.stats();
+            assertEquals(1, s.scans(), () -> "no round at B retires: " + s);
+            assertTrue(s.neutralizations() >= 1, () -> "the round marked no one: " + s);
+            assertEquals(B, s.freed(), () -> "the round did not free the bag (backlogLimit 0): " + s);
+        }, g -> assertThrows(Restart.class, g::poll, "the round did not neutralize the pinned thread"));
         assertEquals(1, drain(d, cell));
         d.flush();
         assertEquals(0, d.stats().inLimbo(), d.stats()::toString);
@@ -116,36 +94,15 @@ class NbrTest {
         final long baseline = a.stats().bytesInUse();
         final ReclaimDomain d = domain(scheme, a);
         final long cell = a.allocateZeroed(Long.BYTES);
-        final CountDownLatch pinned = new CountDownLatch(1);
-        final CountDownLatch released = new CountDownLatch(1);
         replaceAndRetire(d, cell, seq(9, 0));
-        runThreads(2, t -> {
-            try {
-                if (t == 0) {
-                    try (Guard g = d.pin()) {
-                        assertNotEquals(0, g.protect(0, cell));
-                        pinned.countDown();
-                        released.await();
-                        assertThrows(Restart.class, g::poll, "the stalled thread was not neutralized");
-                        final long node = g.protect(0, cell);
-                        final String damage = checkNode(node);
-                        g.poll();
-                        assertNull(damage);
-                    }
-                } else {
-                    try {
-                        pinned.await();
-                        retireWithinBound(d, cell, 0, STALL_RETIRES);
-                    } finally {
-                        released.countDown();
-                    }
-                }
-            } catch (final InterruptedException e) {
-                throw new AssertionError(e);
-            } finally {
-                pinned.countDown();
-            }
-        });
+        whileStalled(d, g -> assertNotEquals(0, g.protect(0, cell)), () -> retireWithinBound(d, cell, 0, STALL_RETIRES),
+                g -> {
+                    assertThrows(Restart.class, g::poll, "the stalled thread was not neutralized");
+                    final long node = g.protect(0, cell);
+                    final String damage = checkNode(node);
+                    g.poll();
+                    assertNull(damage);
+                });
         final ReclaimStats during = d.stats();
         assertTrue(during.freed() >= STALL_RETIRES - d.garbageBound(Participants.highWater()), during::toString);
         assertEquals(1, drain(d, cell));
@@ -170,40 +127,21 @@ class NbrTest {
         final long baseline = a.stats().bytesInUse();
         final ReclaimDomain d = domain(scheme, a);
         final long cell = a.allocateZeroed(Long.BYTES);
-        final CountDownLatch writing = new CountDownLatch(1);
-        final CountDownLatch released = new CountDownLatch(1);
         final AtomicLong reserved = new AtomicLong();
         final long retires = 100_000;
         replaceAndRetire(d, cell, seq(9, 0));
-        runThreads(2, t -> {
-            try {
-                if (t == 0) {
-                    try (Guard g = d.pin()) {
-                        final long node = g.protect(0, cell);
-                        g.reserve(0, node + Long.BYTES);
-                        g.beginWrite();
-                        reserved.set(node);
-                        writing.countDown();
-                        released.await();
-                        final long seq = Words.lp(node);
-                        assertNull(checkNode(node, seq), "the reserved node was freed");
-                        writeNode(node, seq);
-                        g.endWrite();
-                        assertThrows(Restart.class, g::poll, "the stalled thread was not neutralized");
-                    }
-                } else {
-                    try {
-                        writing.await();
-                        retireWithinBound(d, cell, reserved.get(), retires);
-                    } finally {
-                        released.countDown();
-                    }
-                }
-            } catch (final InterruptedException e) {
-                throw new AssertionError(e);
-            } finally {
-                writing.countDown();
-            }
+        whileStalled(d, g -> {
+            final long node = g.protect(0, cell);
+            g.reserve(0, node + Long.BYTES);
+            g.beginWrite();
+            reserved.set(node);
+        }, () -> retireWithinBound(d, cell, reserved.get(), retires), g -> {
+            final long node = reserved.get();
+            final long seq = Words.lp(node);
+            assertNull(checkNode(node, seq), "the reserved node was freed");
+            writeNode(node, seq);
+            g.endWrite();
+            assertThrows(Restart.class, g::poll, "the stalled thread was not neutralized");
         });
         assertTrue(d.stats().neutralizations() >= retires / B, d.stats()::toString);
         assertEquals(1, drain(d, cell));
