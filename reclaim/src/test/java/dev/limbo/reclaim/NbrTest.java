@@ -75,10 +75,7 @@ class NbrTest {
             assertTrue(s.neutralizations() >= 1, () -> "the round marked no one: " + s);
             assertEquals(B, s.freed(), () -> "the round did not free the bag (backlogLimit 0): " + s);
         }, g -> assertThrows(Restart.class, g::poll, "the round did not neutralize the pinned thread"));
-        assertEquals(1, drain(d, cell));
-        d.flush();
-        assertEquals(0, d.stats().inLimbo(), d.stats()::toString);
-        assertEquals(baseline, closeAndMeasure(d, a, cell));
+        drainFlushAndClose(d, a, baseline, B + 1, cell);
     }
 
     /**
@@ -105,12 +102,7 @@ class NbrTest {
                 });
         final ReclaimStats during = d.stats();
         assertTrue(during.freed() >= STALL_RETIRES - d.garbageBound(Participants.highWater()), during::toString);
-        assertEquals(1, drain(d, cell));
-        d.flush();
-        final ReclaimStats s = d.stats();
-        assertEquals(STALL_RETIRES + 1, s.retired(), s::toString);
-        assertEquals(0, s.inLimbo(), () -> "in limbo after flush: " + s);
-        assertEquals(baseline, closeAndMeasure(d, a, cell));
+        drainFlushAndClose(d, a, baseline, STALL_RETIRES + 1, cell);
     }
 
     /**
@@ -144,12 +136,7 @@ class NbrTest {
             assertThrows(Restart.class, g::poll, "the stalled thread was not neutralized");
         });
         assertTrue(d.stats().neutralizations() >= retires / B, d.stats()::toString);
-        assertEquals(1, drain(d, cell));
-        d.flush();
-        final ReclaimStats s = d.stats();
-        assertEquals(retires + 1, s.retired(), s::toString);
-        assertEquals(0, s.inLimbo(), () -> "in limbo after flush: " + s);
-        assertEquals(baseline, closeAndMeasure(d, a, cell));
+        drainFlushAndClose(d, a, baseline, retires + 1, cell);
     }
 
     /**
@@ -268,10 +255,7 @@ class NbrTest {
             assertEquals(pins, d.stats().freed(), "one free per pin: " + d.stats());
         }
         assertTrue(safe > 10, "scanned " + safe);
-        assertEquals(1, drain(d, cell));
-        d.flush();
-        assertEquals(0, d.stats().inLimbo(), d.stats()::toString);
-        assertEquals(baseline, closeAndMeasure(d, a, cell));
+        drainFlushAndClose(d, a, baseline, k, cell);
     }
 
     /** The garbage bound is the declared formula: B + n k, plus backlogLimit for the -af forms. */
@@ -284,6 +268,20 @@ class NbrTest {
             assertEquals(500 + 10L * 3 * 2 + (scheme.amortized() ? 77 : 0), d.garbageBound(10), scheme::toString);
             d.close();
         }
+    }
+
+    /**
+     * Retires the cell's node, flushes, checks that {@code retired} records were retired in all and
+     * every one freed, closes the domain and checks that the allocator is back at {@code baseline}.
+     */
+    private static void drainFlushAndClose(final ReclaimDomain d, final LimboAllocator a, final long baseline,
+                                           final long retired, final long cell) {
+        assertEquals(1, drain(d, cell));
+        d.flush();
+        final ReclaimStats s = d.stats();
+        assertEquals(retired, s.retired(), s::toString);
+        assertEquals(0, s.inLimbo(), () -> "in limbo after flush: " + s);
+        assertEquals(baseline, closeAndMeasure(d, a, cell));
     }
 
     /** Records of {@code d}'s live guards waiting in their amortized free lists (0 for the other forms). */
