@@ -850,6 +850,23 @@ public abstract class ReclaimDomain implements AutoCloseable {
     abstract long garbageBound(int n);
 
     /**
+     * The most retired records one thread may hold unreclaimed while {@code threads} threads use
+     * the domain, even if one of them stalls inside a section forever: the scheme's proven garbage
+     * bound (each scheme's documentation gives its formula), or {@link Long#MAX_VALUE} for the
+     * schemes that a stalled thread stops (the epoch family, Token-EBR, Stamp-it, {@code none}).
+     * All threads together hold at most {@code threads} times as many. Robust schemes have a
+     * finite bound: pick one of them when a thread may be descheduled or stalled in a section.
+     *
+     * @throws IllegalArgumentException if {@code threads < 1}
+     */
+    public final long unreclaimedBound(final int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        return garbageBound(threads);
+    }
+
+    /**
      * Frees orphans whose stamp is at most {@code safeStamp} through {@code g} (their bags move
      * into {@code g}'s free path).
      */

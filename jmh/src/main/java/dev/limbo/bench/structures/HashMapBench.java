@@ -1,5 +1,6 @@
 package dev.limbo.bench.structures;
 
+import dev.limbo.reclaim.ReclaimDomain;
 import dev.limbo.structures.MichaelHashMap;
 import dev.limbo.structures.MichaelScottQueue;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -30,9 +31,9 @@ public class HashMapBench extends StructureBenchmark {
 
     static final int CDRC_KEYS = 100_000;
     static final int CDRC_RANGE = 200_000;
-    static final int STAMPIT_BUCKETS = 2048;
-    static final int STAMPIT_CAPACITY = 10_000;
-    static final int STAMPIT_RESULTS = 30_000;
+    public static final int STAMPIT_BUCKETS = 2048;
+    public static final int STAMPIT_CAPACITY = 10_000;
+    public static final int STAMPIT_RESULTS = 30_000;
 
     @State(Scope.Benchmark)
     public static class Cdrc {
@@ -69,6 +70,7 @@ public class HashMapBench extends StructureBenchmark {
     public static class StampIt {
         MichaelHashMap offHeap;
         MichaelScottQueue fifo;
+        ReclaimDomain fifoDomain;
         ConcurrentHashMap<Long, Long> jdk;
         ConcurrentLinkedQueue<Long> jdkFifo;
         final AtomicLong size = new AtomicLong();
@@ -79,9 +81,10 @@ public class HashMapBench extends StructureBenchmark {
                 jdk = new ConcurrentHashMap<>();
                 jdkFifo = new ConcurrentLinkedQueue<>();
             } else {
-                s.domain(24, 3);
-                offHeap = new MichaelHashMap(s.domain, STAMPIT_BUCKETS);
-                fifo = new MichaelScottQueue(s.domain);
+                offHeap = new MichaelHashMap(s.domain(24, 3), STAMPIT_BUCKETS);
+                // the queue's nodes have other links than the map's: a domain of their own
+                fifoDomain = ReclaimDomain.builder(s.scheme).allocator(s.allocator).recordBytes(16).slots(2).build();
+                fifo = new MichaelScottQueue(fifoDomain);
             }
         }
 
@@ -90,6 +93,7 @@ public class HashMapBench extends StructureBenchmark {
             if (offHeap != null) {
                 offHeap.close();
                 fifo.close();
+                fifoDomain.close();
             }
             s.close();
         }
@@ -142,17 +146,27 @@ public class HashMapBench extends StructureBenchmark {
             }
             return result;
         }
-        final long hit = cache.offHeap.get(key);
+        return cacheLookup(cache.offHeap, cache.fifo, cache.size, key);
+    }
+
+    /**
+     * Stamp-it's cache lookup on the off-heap map: the cached result of {@code key}, or the
+     * computed one, inserted with the oldest entry evicted through {@code fifo} once the map holds
+     * more than {@value #STAMPIT_CAPACITY}.
+     */
+    public static long cacheLookup(final MichaelHashMap map, final MichaelScottQueue fifo, final AtomicLong size,
+                                   final long key) {
+        final long hit = map.get(key);
         if (hit != MichaelHashMap.RESERVED) {
             return hit;
         }
         final long result = compute(key);
-        if (cache.offHeap.putIfAbsent(key, result) == MichaelHashMap.RESERVED) {
-            cache.fifo.enqueue(key);
-            if (cache.size.incrementAndGet() > STAMPIT_CAPACITY) {
-                final long oldest = cache.fifo.dequeue();
-                if (oldest != MichaelScottQueue.RESERVED && cache.offHeap.remove(oldest) != MichaelHashMap.RESERVED) {
-                    cache.size.decrementAndGet();
+        if (map.putIfAbsent(key, result) == MichaelHashMap.RESERVED) {
+            fifo.enqueue(key);
+            if (size.incrementAndGet() > STAMPIT_CAPACITY) {
+                final long oldest = fifo.dequeue();
+                if (oldest != MichaelScottQueue.RESERVED && map.remove(oldest) != MichaelHashMap.RESERVED) {
+                    size.decrementAndGet();
                 }
             }
         }

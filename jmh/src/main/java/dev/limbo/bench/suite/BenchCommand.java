@@ -58,7 +58,8 @@ import java.util.stream.Stream;
             "Suites: quick (default; 3-5 minutes on 2 cores) and full (every benchmark and parameter, threads "
                     + "swept up to 2 x cores, 3 forks x 8 one-second iterations; hours on large machines).",
             "Families: alloc (allocators vs malloc), reclaim (guard cost per scheme), structures (lock-free "
-                    + "structures per scheme and the JDK), timeline (unreclaimed nodes over time per scheme)."},
+                    + "structures per scheme and the JDK), timeline (unreclaimed nodes over time per scheme), stamp-it "
+                    + "(Stamp-it's four benchmarks at one thread: its base-cost figure)."},
         subcommands = {BenchCommand.JfrTimelineCommand.class, CommandLine.HelpCommand.class})
 public final class BenchCommand implements Callable<Integer> {
 
@@ -67,7 +68,8 @@ public final class BenchCommand implements Callable<Integer> {
     String suite;
 
     @Option(names = {"-f", "--families"}, split = ",", paramLabel = "FAMILY",
-            description = "Families to run, comma-separated: alloc, reclaim, structures, timeline (default: all)")
+            description = "Families to run, comma-separated: alloc, reclaim, structures, timeline, stamp-it "
+                    + "(default: all; the quick suite leaves stamp-it out)")
     List<String> families;
 
     @Option(names = {"-t", "--threads"}, split = ",", paramLabel = "N",
@@ -129,6 +131,16 @@ public final class BenchCommand implements Callable<Integer> {
                     + "the fewest blocks per size class (" + STRESS_CACHE_BYTES + " bytes: 8 blocks), so batch frees "
                     + "overflow it, and 4 threads per core unless --timeline-threads is given")
     boolean timelineStress;
+
+    @Option(names = "--timeline-rounds", paramLabel = "N",
+            description = "Worker generations per timed trial: the sampled run is cut into N rounds, each run by "
+                    + "fresh threads (Stamp-it's thread churn; default: quick 2, full 5)")
+    Integer timelineRounds;
+
+    @Option(names = "--timeline-stall",
+            description = "One more thread pins each trial's domain before the workers start and stays pinned, "
+                    + "idle, to the end: robust schemes keep reclaiming, the others' garbage grows")
+    boolean timelineStall;
 
     /** {@code --timeline-stress}: the thread cache per size class (the allocator keeps at least 8 blocks). */
     static final long STRESS_CACHE_BYTES = 64;
@@ -204,13 +216,17 @@ public final class BenchCommand implements Callable<Integer> {
                     iterations != null ? iterations : s.iterations(),
                     iterationMillis != null ? Duration.ofMillis(iterationMillis) : s.iterationTime());
         }
-        final Integer trialThreads = timelineThreads != null || !timelineStress ? timelineThreads : 4 * cores;
-        if (timelineSeconds != null || timelineWarmup != null || trialThreads != null || timelineKeys != null) {
+        // Integer.valueOf: an int operand would unbox a null timelineThreads in the ternary
+        final Integer trialThreads = timelineThreads != null || !timelineStress ? timelineThreads
+                : Integer.valueOf(4 * cores);
+        if (timelineSeconds != null || timelineWarmup != null || trialThreads != null || timelineKeys != null
+                || timelineRounds != null) {
             if ((timelineSeconds != null && timelineSeconds <= 0) || (timelineWarmup != null && timelineWarmup < 0)
-                    || (timelineThreads != null && timelineThreads < 1) || (timelineKeys != null && timelineKeys < 2)) {
+                    || (timelineThreads != null && timelineThreads < 1) || (timelineKeys != null && timelineKeys < 2)
+                    || (timelineRounds != null && timelineRounds < 1)) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "--timeline-seconds must be > 0, --timeline-warmup >= 0, --timeline-threads >= 1, "
-                                + "--timeline-keys >= 2");
+                                + "--timeline-keys >= 2, --timeline-rounds >= 1");
             }
             s = s.withTimeline(timelineWarmup != null ? Duration.ofMillis(Math.round(timelineWarmup * 1000))
                             : s.timelineWarmup(),
@@ -221,9 +237,13 @@ public final class BenchCommand implements Callable<Integer> {
         return s;
     }
 
-    private Set<Family> familySet() {
+    private Set<Family> familySet(final SuiteSpec suiteSpec) {
         if (families == null || families.isEmpty()) {
-            return EnumSet.allOf(Family.class);
+            final Set<Family> all = EnumSet.allOf(Family.class);
+            if (suiteSpec.quick()) {
+                all.removeIf(f -> !f.quick());
+            }
+            return all;
         }
         final Set<Family> set = EnumSet.noneOf(Family.class);
         for (final String f : families) {
@@ -263,7 +283,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         final SuiteSpec s = suiteSpec();
-        final Set<Family> fams = familySet();
+        final Set<Family> fams = familySet(s);
         final Pattern includePattern;
         try {
             includePattern = include == null ? null : Pattern.compile(include);
@@ -496,6 +516,11 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** {@code --timeline-rounds}, or the suite's default. */
+    private int rounds(final SuiteSpec s) {
+        return timelineRounds != null ? timelineRounds : s.quick() ? 2 : 5;
+    }
+
     private Timelines.Outcome runTimeline(final SuiteSpec s, final TimedTrial.Structure structure,
                                           final List<String> trialSchemes, final Path dir, final Progress progress,
                                           final List<String> failures) throws IOException {
@@ -503,7 +528,7 @@ public final class BenchCommand implements Callable<Integer> {
         final int keys = structure.keyRange(s.timelineKeyRange());
         final Timelines.Settings settings = new Timelines.Settings(structure, s.timelineThreads(), s.timelineWarmup(),
                 s.timelineDuration(), Duration.ofMillis(50), keys, 100, trialSchemes, jfr,
-                timelineStress ? STRESS_CACHE_BYTES : 0);
+                timelineStress ? STRESS_CACHE_BYTES : 0, rounds(s), timelineStall);
         final double trialSeconds = s.trialSeconds();
         return Timelines.run(settings, dir, new Timelines.Listener() {
             @Override

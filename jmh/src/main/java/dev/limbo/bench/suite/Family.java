@@ -4,8 +4,8 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The bench command's families. A JMH benchmark belongs to the family named by its package:
- * {@code dev.limbo.bench.<family>.*}, so a benchmark class added to one of these packages joins
+ * The bench command's families. A JMH benchmark belongs to the family of its package:
+ * {@code dev.limbo.bench.<package>.*}, so a benchmark class added to one of these packages joins
  * its family without other edits.
  */
 public enum Family {
@@ -16,17 +16,28 @@ public enum Family {
     /** Structure benchmarks ({@code dev.limbo.bench.structures}), parameter {@code scheme}. */
     STRUCTURES("structures", "scheme", "none"),
     /** Timed trials: garbage over time ({@code dev.limbo.bench.timeline}); not JMH. */
-    TIMELINE("timeline", "scheme", "none");
+    TIMELINE("timeline", "scheme", "none"),
+    /**
+     * Stamp-it's benchmarks at one thread ({@code dev.limbo.bench.stampit}), parameter
+     * {@code scheme}: its base-cost figure (Fig. 5). Full suite only.
+     */
+    STAMP_IT("stamp-it", "stampit", "scheme", "none");
 
     /** The package prefix of all benchmarks. */
     public static final String ROOT = "dev.limbo.bench.";
 
     private final String id;
+    private final String pkg;
     private final String subject;
     private final String baseline;
 
     Family(final String id, final String subject, final String baseline) {
+        this(id, id, subject, baseline);
+    }
+
+    Family(final String id, final String pkg, final String subject, final String baseline) {
         this.id = id;
+        this.pkg = pkg;
         this.subject = subject;
         this.baseline = baseline;
     }
@@ -45,6 +56,11 @@ public enum Family {
         return baseline;
     }
 
+    /** Whether the quick suite runs the family when no families are asked for. */
+    public boolean quick() {
+        return this != STAMP_IT;
+    }
+
     /** Whether the family runs through JMH. */
     public boolean jmh() {
         return this != TIMELINE;
@@ -53,7 +69,7 @@ public enum Family {
     /** The family of the benchmark named {@code username} (package.Class.method), or null. */
     public static Family ofBenchmark(final String username) {
         for (final Family f : values()) {
-            if (f.jmh() && username.startsWith(ROOT + f.id + ".")) {
+            if (f.jmh() && username.startsWith(ROOT + f.pkg + ".")) {
                 return f;
             }
         }

@@ -100,7 +100,7 @@ public final class Planner {
                 }
                 // A group benchmark runs whole groups: requests that round to the same count run once.
                 final Set<Integer> threads = new LinkedHashSet<>();
-                for (final int t : r.spec().threads()) {
+                for (final int t : family == Family.STAMP_IT ? List.of(1) : r.spec().threads()) {
                     threads.add(b.threadsFor(t));
                 }
                 for (final Map<String, List<String>> overrides : overrides(r, b)) {

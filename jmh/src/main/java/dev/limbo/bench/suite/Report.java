@@ -9,6 +9,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +27,11 @@ public final class Report {
                     + "x = throughput divided by `none`'s (no reclamation) at the same thread count.",
             Family.STRUCTURES, "Lock-free structures over each scheme, and `jdk`: the on-heap JDK counterpart "
                     + "(ConcurrentLinkedQueue, ConcurrentSkipListMap, ConcurrentHashMap) with boxed longs. "
-                    + "x = throughput divided by `none`'s at the same thread count.");
+                    + "x = throughput divided by `none`'s at the same thread count.",
+            Family.STAMP_IT, "Stamp-it's four benchmarks (the Stamp-it report §4.1) at one thread, in nanoseconds "
+                    + "per operation (lower is better): GuardPtr (100 guards, each its own section), Queue, List with "
+                    + "0 % and 100 % updates (10 elements, 100 operations per region) and the HashMap cache. "
+                    + "x = time divided by `none`'s. The first table is the shape of the report's Fig. 5.");
 
     /**
      * Gauges (auxiliary counters read once per iteration) tabled under a group that has them, with
@@ -114,6 +119,9 @@ public final class Report {
                 continue;
             }
             b.append("## ").append(title(f)).append("\n\n").append(INTRO.getOrDefault(f, "")).append("\n\n");
+            if (f == Family.STAMP_IT) {
+                baseCosts(b, gs);
+            }
             for (final Summary.Group g : gs) {
                 b.append("### ").append(g.title()).append(" (").append(g.unit()).append(")\n\n");
                 b.append(Summary.markdown(g)).append('\n');
@@ -143,6 +151,34 @@ public final class Report {
         return b.toString();
     }
 
+    /**
+     * Stamp-it's Fig. 5 as a table: one row per scheme, one column per benchmark, the score at one
+     * thread; under it, the slowest scheme of each benchmark.
+     */
+    private static void baseCosts(final StringBuilder b, final List<Summary.Group> gs) {
+        final List<String> schemes = gs.stream().flatMap(g -> g.subjects().stream()).distinct().toList();
+        b.append("### Base costs at one thread (").append(gs.get(0).unit()).append(")\n\n| scheme |");
+        gs.forEach(g -> b.append(' ').append(g.title()).append(" |"));
+        b.append("\n|---|");
+        gs.forEach(g -> b.append("---:|"));
+        b.append('\n');
+        for (final String scheme : schemes) {
+            b.append("| ").append(scheme).append(" |");
+            for (final Summary.Group g : gs) {
+                final Measurement m = g.cell(scheme, 1);
+                b.append(m == null ? " - |" : String.format(Locale.ROOT, " %.1f ± %.1f |", m.score(), m.error()));
+            }
+            b.append('\n');
+        }
+        b.append("\nSlowest:");
+        for (final Summary.Group g : gs) {
+            g.subjects().stream().filter(x -> g.cell(x, 1) != null)
+                    .max(Comparator.comparingDouble(x -> g.cell(x, 1).score()))
+                    .ifPresent(x -> b.append(' ').append(g.title()).append(": `").append(x).append("`;"));
+        }
+        b.append("\n\n");
+    }
+
     private static void others(final StringBuilder b, final Data d) {
         final List<Summary.Group> gs = d.groups().stream().filter(g -> g.family() == null).toList();
         if (gs.isEmpty()) {
@@ -161,6 +197,7 @@ public final class Report {
             case RECLAIM -> "Reclamation schemes";
             case STRUCTURES -> "Structures";
             case TIMELINE -> "Garbage over time";
+            case STAMP_IT -> "Stamp-it's benchmarks";
         };
     }
 
@@ -177,6 +214,17 @@ public final class Report {
                     c.duration().toMillis() / 1000.0, c.sampleInterval().toMillis(), c.cacheBytes() == 0 ? ""
                             : String.format(Locale.ROOT, "; stressed: the allocator's thread cache holds %d bytes "
                             + "per size class (at least 8 blocks)", c.cacheBytes())));
+            if (c.rounds() > 1) {
+                b.append(String.format(Locale.ROOT, "The sampled run is cut into %d rounds, each run by fresh worker "
+                        + "threads that start when the previous round's have ended (the sample at each round's end is "
+                        + "taken after its threads have ended: what departed threads left unreclaimed).%n%n",
+                        c.rounds()));
+            }
+            if (c.stalled()) {
+                b.append("A stalled thread pinned each domain before its workers started and stayed pinned, idle, "
+                        + "until the sampled run ended: a robust scheme's unreclaimed count stays flat, the others' "
+                        + "grows.\n\n");
+            }
             b.append("The columns of the Token-EBR paper's Table 4: throughput, epochs per second (epoch advances; "
                     + "token rounds for Token-EBR), the longest batch free (from the JFR recording, when there "
                     + "is one) and the peak of unreclaimed nodes.\n\n");

@@ -4,7 +4,9 @@ import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.bench.structures.StructureBenchmark.Rng;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
+import dev.limbo.reclaim.Guard;
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.Restart;
 import dev.limbo.reclaim.Scheme;
 import dev.limbo.reclaim.ReclaimStats;
 import dev.limbo.structures.HarrisMichaelList;
@@ -129,19 +131,30 @@ public final class TimedTrial {
      *                       ({@link LimboAllocator.Builder#cacheBytesPerClass}), or 0 for its default;
      *                       a small cache makes batch frees overflow it, as jemalloc's tcache does in
      *                       the Token-EBR paper
+     * @param rounds         worker generations: the sampled run is cut into this many equal rounds,
+     *                       each run by fresh threads that start when the previous round's have
+     *                       ended (Stamp-it's efficiency benchmark re-creates its threads every
+     *                       trial: what departed threads leave behind shows only under such churn)
+     * @param stalled        whether one more thread pins the domain before the workers start and
+     *                       stays pinned, doing nothing, until the sampled run ends: a stalled or
+     *                       descheduled thread, which robust schemes must not let stop reclamation
      */
     public record Config(Structure structure, String scheme, int threads, Duration warmup, Duration duration,
                          Duration sampleInterval,
-                         int keyRange, int updatePercent, long seed, long cacheBytes) {
+                         int keyRange, int updatePercent, long seed, long cacheBytes, int rounds, boolean stalled) {
 
-        /** A trial on the allocator's default thread cache. */
+        /** A trial of one round, no stalled thread, on the allocator's default thread cache. */
         public Config(final Structure structure, final String scheme, final int threads, final Duration warmup,
                       final Duration duration, final Duration sampleInterval, final int keyRange,
                       final int updatePercent, final long seed) {
-            this(structure, scheme, threads, warmup, duration, sampleInterval, keyRange, updatePercent, seed, 0);
+            this(structure, scheme, threads, warmup, duration, sampleInterval, keyRange, updatePercent, seed, 0, 1,
+                    false);
         }
 
         public Config {
+            if (rounds < 1) {
+                throw new IllegalArgumentException("rounds must be >= 1, got " + rounds);
+            }
             if (cacheBytes < 0) {
                 throw new IllegalArgumentException("cacheBytes must be >= 0 (0: the allocator's default), got "
                         + cacheBytes);
@@ -253,14 +266,9 @@ public final class TimedTrial {
                                   final LimboAllocator allocator, final Runnable onStart, final Runnable onEnd,
                                   final double prefillSeconds) throws InterruptedException {
         final long[] counts = new long[(c.threads() + 2) * STRIDE];
+        final Staller staller = c.stalled() ? Staller.start(domain) : null;
         final CountDownLatch go = new CountDownLatch(1);
-        final Worker[] workers = new Worker[c.threads()];
-        for (int i = 0; i < workers.length; i++) {
-            workers[i] = new Worker(c, target, counts, (i + 1) * STRIDE, go, c.seed() * 31 + i + 1);
-            workers[i].setName(String.format(Locale.ROOT, "limbo-trial-%s-%d", c.scheme(), i));
-            workers[i].setDaemon(true);
-            workers[i].start();
-        }
+        Worker[] workers = start(c, target, counts, go, 0);
         final List<Sample> samples = new ArrayList<>();
         final Region region = Region.global();
         final long interval = c.sampleInterval().toNanos();
@@ -279,11 +287,17 @@ public final class TimedTrial {
         long lastTime = t0;
         long next = t0 + interval;
         long end = t0 + duration;
+        int round = 1;
+        long nextRound = c.rounds() > 1 ? t0 + duration / c.rounds() : Long.MAX_VALUE;
         boolean failed = false;
         while (true) {
-            final long deadline = Math.min(next, end);
+            final long deadline = Math.min(Math.min(next, end), nextRound);
             for (long now; (now = System.nanoTime()) < deadline; ) {
                 LockSupport.parkNanos(deadline - now);
+            }
+            final boolean newRound = deadline == nextRound && deadline < end;
+            if (newRound) {
+                stopAll(workers); // this round's threads end (and release their ids) before the next's start
             }
             final long now = System.nanoTime();
             final long ops = total(counts, c.threads());
@@ -293,34 +307,113 @@ public final class TimedTrial {
             lastAdvances += p.advances();
             lastOps = ops;
             lastTime = now;
-            if (!failed) {
-                for (final Worker w : workers) {
-                    if (w.failure != null) {
-                        failed = true;
-                        end = now; // stop at once: the result is reported as failed below
-                    }
-                }
+            if (!failed && failure(workers) != null) {
+                failed = true;
+                end = now; // stop at once: the result is reported as failed below
             }
             if (now >= end) {
                 break;
             }
-            next += interval;
+            if (newRound) {
+                workers = start(c, target, counts, new CountDownLatch(0), round++);
+                nextRound = round < c.rounds() ? t0 + duration * round / c.rounds() : Long.MAX_VALUE;
+            }
+            if (deadline == next) {
+                next += interval;
+            }
         }
+        stopAll(workers);
+        if (staller != null) {
+            staller.release();
+        }
+        final long elapsed = lastTime - t0; // up to the last sample, like the operations counted
+        onEnd.run();
+        final Worker bad = failure(workers);
+        if (bad != null) {
+            throw new IllegalStateException("timed trial " + c.structure() + "/" + c.scheme() + ": worker "
+                    + bad.getName() + " failed: " + bad.failure, bad.failure);
+        }
+        return new Result(c, samples, lastOps - startOps, elapsed / 1e9, prefillSeconds, domain.stats());
+    }
+
+    /**
+     * Starts round {@code round}'s workers: fresh threads, each keeping its operation count in its
+     * own counter slot, which carries on from the previous round's thread in that slot.
+     */
+    private static Worker[] start(final Config c, final Target target, final long[] counts, final CountDownLatch go,
+                                  final int round) {
+        final Worker[] workers = new Worker[c.threads()];
+        for (int i = 0; i < workers.length; i++) {
+            final int slot = (i + 1) * STRIDE;
+            workers[i] = new Worker(c, target, counts, slot, go, c.seed() * 31 + (long) round * c.threads() + i + 1,
+                    (long) COUNTS.getOpaque(counts, slot));
+            workers[i].setName(String.format(Locale.ROOT, "limbo-trial-%s-%d-%d", c.scheme(), round, i));
+            workers[i].setDaemon(true);
+            workers[i].start();
+        }
+        return workers;
+    }
+
+    /** Tells the workers to stop and waits until they have ended. */
+    private static void stopAll(final Worker[] workers) throws InterruptedException {
         for (final Worker w : workers) {
             w.stop = true;
         }
         for (final Worker w : workers) {
             w.join();
         }
-        final long elapsed = lastTime - t0; // up to the last sample, like the operations counted
-        onEnd.run();
+    }
+
+    /** The first worker that failed, or null. */
+    private static Worker failure(final Worker[] workers) {
         for (final Worker w : workers) {
             if (w.failure != null) {
-                throw new IllegalStateException("timed trial " + c.structure() + "/" + c.scheme() + ": worker "
-                        + w.getName() + " failed: " + w.failure, w.failure);
+                return w;
             }
         }
-        return new Result(c, samples, lastOps - startOps, elapsed / 1e9, prefillSeconds, domain.stats());
+        return null;
+    }
+
+    /** {@link Config#stalled}: a thread pinned in the domain, doing nothing until released. */
+    private static final class Staller extends Thread {
+        private final ReclaimDomain domain;
+        private final CountDownLatch pinned = new CountDownLatch(1);
+        private final CountDownLatch release = new CountDownLatch(1);
+
+        private Staller(final ReclaimDomain domain) {
+            this.domain = domain;
+            setName("limbo-trial-stalled");
+            setDaemon(true);
+        }
+
+        /** Starts a staller and returns once it is pinned. */
+        static Staller start(final ReclaimDomain domain) throws InterruptedException {
+            final Staller s = new Staller(domain);
+            s.start();
+            s.pinned.await();
+            return s;
+        }
+
+        /** Pins and waits: a section with no protections, held for the whole sampled run. */
+        @Override
+        public void run() {
+            try (Guard g = domain.pin()) {
+                pinned.countDown();
+                release.await();
+                g.poll(); // a neutralizing scheme may have restarted this section: nothing was read
+            } catch (final InterruptedException | Restart e) {
+                // released, or neutralized while stalled: it read nothing, so nothing to redo
+            } finally {
+                pinned.countDown();
+                Participants.close();
+            }
+        }
+
+        /** Ends the stall and waits for the thread to unpin and end. */
+        void release() throws InterruptedException {
+            release.countDown();
+            join();
+        }
     }
 
     /** A sample; {@code lastAdvances}: the domain's advances at the previous sample. */
@@ -354,8 +447,11 @@ public final class TimedTrial {
         volatile boolean stop;
         volatile Throwable failure;
 
+        private final long initialCount;
+
         Worker(final Config c, final Target target, final long[] counts, final int slot, final CountDownLatch go,
-               final long seed) {
+               final long seed, final long initialCount) {
+            this.initialCount = initialCount;
             this.target = target;
             this.counts = counts;
             this.slot = slot;
@@ -370,7 +466,7 @@ public final class TimedTrial {
         public void run() {
             try {
                 go.await();
-                long n = 0;
+                long n = initialCount;
                 while (!stop) {
                     final int r = rng.nextInt(100);
                     final long key = rng.nextInt(keyRange);

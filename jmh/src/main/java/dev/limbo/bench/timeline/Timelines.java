@@ -33,10 +33,14 @@ public final class Timelines {
      * @param jfr           whether to record {@code timeline.jfr}
      * @param cacheBytes    the allocator's thread cache per size class, or 0 for its default
      *                      ({@link TimedTrial.Config#cacheBytes})
+     * @param rounds        worker generations per trial ({@link TimedTrial.Config#rounds})
+     * @param stalled       whether a stalled thread stays pinned through each trial
+     *                      ({@link TimedTrial.Config#stalled})
      */
     public record Settings(TimedTrial.Structure structure, int threads, Duration warmup, Duration duration,
                            Duration interval,
-                           int keyRange, int updatePercent, List<String> schemes, boolean jfr, long cacheBytes) {
+                           int keyRange, int updatePercent, List<String> schemes, boolean jfr, long cacheBytes,
+                           int rounds, boolean stalled) {
     }
 
     /** Told about each trial, on the calling thread. */
@@ -76,7 +80,7 @@ public final class Timelines {
             for (final String scheme : s.schemes()) {
                 listener.started(scheme, i++, s.schemes().size());
                 final TimedTrial.Config c = new TimedTrial.Config(s.structure(), scheme, s.threads(), s.warmup(), s.duration(),
-                        s.interval(), s.keyRange(), s.updatePercent(), 42, s.cacheBytes());
+                        s.interval(), s.keyRange(), s.updatePercent(), 42, s.cacheBytes(), s.rounds(), s.stalled());
                 final TrialEvent event = new TrialEvent();
                 try {
                     final TimedTrial.Result r = TimedTrial.run(c, event::begin, () -> {
@@ -141,11 +145,12 @@ public final class Timelines {
                             + "\"durationSeconds\": %s, \"sampleIntervalMillis\": %d, \"prefillSeconds\": %s, "
                             + "\"totalOps\": %d, \"mopsPerSecond\": %s, \"peakUnreclaimed\": %d, \"retired\": %d, "
                             + "\"freed\": %d, \"advances\": %d, \"epochsPerSecond\": %s, \"scans\": %d, "
-                            + "\"cacheBytes\": %d,\n      \"samples\": {",
+                            + "\"cacheBytes\": %d, \"rounds\": %d, \"stalled\": %s,\n      \"samples\": {",
                     quote(c.scheme()), quote(c.structure().id()), c.threads(), c.keyRange(), c.updatePercent(),
                     Csv.line(r.seconds()), c.sampleInterval().toMillis(), Csv.line(r.prefillSeconds()), r.totalOps(),
                     Csv.line(r.mopsPerSecond()), r.peakUnreclaimed(), r.stats().retired(), r.stats().freed(),
-                    r.stats().advances(), Csv.line(r.epochsPerSecond()), r.stats().scans(), c.cacheBytes()));
+                    r.stats().advances(), Csv.line(r.epochsPerSecond()), r.stats().scans(), c.cacheBytes(), c.rounds(),
+                    c.stalled()));
             column(b, "seconds", r.samples().stream().map(p -> (Object) p.seconds()).toList(), true);
             column(b, "unreclaimed", r.samples().stream().map(p -> (Object) p.unreclaimed()).toList(), false);
             column(b, "committedBytes", r.samples().stream().map(p -> (Object) p.committedBytes()).toList(), false);

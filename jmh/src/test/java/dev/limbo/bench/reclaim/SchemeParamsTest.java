@@ -1,5 +1,6 @@
 package dev.limbo.bench.reclaim;
 
+import dev.limbo.bench.stampit.StampItScheme;
 import dev.limbo.bench.structures.SchemeState;
 import dev.limbo.reclaim.Scheme;
 import org.junit.jupiter.api.Test;
@@ -29,6 +30,11 @@ class SchemeParamsTest {
     @Test
     void guardPtrDeclaresEveryScheme() throws Exception {
         assertEquals(ids(), declared(ReclaimGuardPtr.class));
+    }
+
+    @Test
+    void stampItBenchmarksDeclareEveryScheme() throws Exception {
+        assertEquals(ids(), declared(StampItScheme.class));
     }
 
     @Test

@@ -154,5 +154,20 @@ class PlannerTest {
         assertEquals(Family.STRUCTURES, Family.ofBenchmark("dev.limbo.bench.structures.New.op"));
         assertEquals(null, Family.ofBenchmark("dev.limbo.bench.Demo.main"));
         assertEquals(Family.TIMELINE, Family.of(" Timeline "));
+        assertEquals(Family.STAMP_IT, Family.ofBenchmark("dev.limbo.bench.stampit.StampItBench.queue"));
+        assertEquals(Family.STAMP_IT, Family.of("stamp-it"));
+    }
+
+    /** Stamp-it's family reproduces its base-cost figure: one thread, every scheme; the quick suite leaves it out. */
+    @Test
+    void stampItFamilyRunsAtOneThreadInTheFullSuite() {
+        final BenchmarkInfo queue = new BenchmarkInfo("dev.limbo.bench.stampit.StampItBench.queue",
+                Map.of("scheme", List.of("none", "stampit")));
+        final List<PlannedRun> runs = Planner.plan(request(SuiteSpec.full(2)), List.of(queue));
+        assertEquals(1, runs.size());
+        assertEquals(1, runs.get(0).threads());
+        assertEquals(ALL, runs.get(0).params().get("scheme"));
+        assertTrue(!Family.STAMP_IT.quick());
+        assertTrue(Arrays.stream(Family.values()).filter(f -> f != Family.STAMP_IT).allMatch(Family::quick));
     }
 }

@@ -65,6 +65,8 @@ public class TimelinesTest {
                 Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 50, 1));
         assertThrows(IllegalArgumentException.class, () -> new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 1,
                 Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 101, 1));
+        assertThrows(IllegalArgumentException.class, () -> new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 1,
+                Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 100, 50, 1, 0, 0, false));
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> TimedTrial.Structure.of("skiplist"));
         assertTrue(e.getMessage().endsWith("known: " + TimedTrial.Structure.ids()), e.getMessage());
@@ -118,6 +120,29 @@ public class TimelinesTest {
             throw new AssertionError(e.getMessage() + "; last trial: " + (r == null ? "none"
                     : r.samples().size() + " samples, " + r.totalOps() + " operations, " + r.stats()), e);
         }
+    }
+
+    /**
+     * Three rounds of fresh workers with a stalled thread pinned before the first started: under
+     * debra nothing that the workers retire is freed (the epoch cannot pass the stalled thread's
+     * epoch + 1, and the tree's prefill retires nothing), however the rounds are scheduled; trials
+     * run until one has retired nodes (a {@link Progress}, 120 s at most). The workers of every
+     * round count into the same totals.
+     */
+    @Test
+    void roundsOfFreshThreadsAroundAStalledThread() throws Exception {
+        final TimedTrial.Config c = new TimedTrial.Config(TimedTrial.Structure.TREE, "debra", 2, Duration.ZERO,
+                Duration.ofMillis(300), Duration.ofMillis(50), 2000, 100, 7, 0, 3, true);
+        final Progress progress = new Progress(120, "stalled trials with retires", 1);
+        do {
+            final TimedTrial.Result r = TimedTrial.run(c, () -> { }, () -> { });
+            assertEquals(r.totalOps(), r.samples().stream().mapToLong(TimedTrial.Sample::ops).sum());
+            assertEquals(0, r.stats().freed(), () -> "debra freed nodes past a stalled thread: " + r.stats());
+            assertEquals(r.stats().retired(), r.stats().inLimbo());
+            if (r.stats().retired() > 0) {
+                progress.add(0, 1);
+            }
+        } while (!progress.done());
     }
 
     @Test
