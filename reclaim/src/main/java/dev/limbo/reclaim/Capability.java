@@ -21,7 +21,8 @@ public enum Capability {
     PROTECTION_NEEDS_VALIDATION,
 
     /**
-     * The scheme neutralizes threads that hold reclamation back ({@code debra+}): a read phase may
+     * The scheme neutralizes threads that hold reclamation back ({@code debra+}, {@code nbr},
+     * {@code nbr+} and their {@code -af} forms): a read phase may
      * be told to start over at any poll ({@link Restart}), and a reclaimer frees a record that a
      * neutralized thread may still touch only if no reservation ({@link Guard#reserve}) names it.
      * A domain with it polls (see {@link Guard}, "Neutralization"); structures follow the

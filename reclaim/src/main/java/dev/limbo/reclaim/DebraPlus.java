@@ -5,8 +5,6 @@ import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
 import dev.limbo.reclaim.internal.NeutralizationEvent;
 
-import java.util.Arrays;
-
 /**
  * Schemes {@code debra+} and {@code debra+-af}: DEBRA with neutralization (Brown, "Reclaiming
  * memory for lock-free data structures: there has to be a better way", PODC 2015, §5), in the
@@ -64,7 +62,8 @@ import java.util.Arrays;
  *  counted until that phase ends). Otherwise, when the pile holds at least
  *  T = max(B, 2 n k) records (B = 256 per block, n = Participants.highWater(), k = slotWords, the
  *  reservations per thread), or on flush and on departure, the thread collects every published
- *  reservation once ((R5), acquire loads, ReclaimDomain.collectReservations), sorts them, and
+ *  reservation once ((R5), acquire loads, ReclaimDomain.collectReservations; ReservationScreen,
+ *  shared with nbr), sorts them, and
  *  walks the pile: a record [p, p + recordBytes) that contains a reservation (reserve() covers any
  *  address inside a record) stays in the pile; the others go on to the pool, or, debra+-af, to
  *  the amortized free list (Guard.dispose). At most n k records stay, so a screening frees at
@@ -175,18 +174,14 @@ final class DebraPlus extends Debra {
         private final DebraPlus plus;
         /** (P4): records safe by stamp, waiting for a screening against the reservations. */
         final BlockBag pile;
-        /** (P4): scratch bags of a screening: records that stay, and records that go on. */
-        private final BlockBag kept;
-        private final BlockBag clean;
-        /** (P4): the reservations of a screening, sorted in [0, count); grows with n. */
-        private long[] reservations = new long[0];
+        /** (P4): the screening against the reservations. */
+        private final ReservationScreen screen;
 
         DebraPlusGuard(final DebraPlus domain, final int id) {
             super(domain, id);
             this.plus = domain;
             this.pile = new BlockBag(blocks);
-            this.kept = new BlockBag(blocks);
-            this.clean = new BlockBag(blocks);
+            this.screen = new ReservationScreen(domain, blocks);
         }
 
         @Override
@@ -243,44 +238,17 @@ final class DebraPlus extends Debra {
             if (!all && pile.size() < plus.screeningThreshold(n)) {
                 return;
             }
-            final int words = n * plus.slotWords;
-            if (reservations.length < words) {
-                reservations = new long[words];
-            }
-            final long[] sorted = reservations;
-            final int count = plus.collectReservations(sorted, n); // (R5)
-            if (count == 0) {
+            if (screen.collect(n) == 0) { // (R5)
                 dispose(pile);
                 return;
             }
-            Arrays.sort(sorted, 0, count);
-            for (long ptr; (ptr = pile.pop()) != 0; ) {
-                (reserved(sorted, count, ptr) ? kept : clean).add(ptr);
-            }
-            dispose(clean);
-            kept.moveAllTo(pile);
-        }
-
-        /** Whether one of the {@code count} sorted reservations lies in record [ptr, ptr + recordBytes). */
-        private boolean reserved(final long[] sorted, final int count, final long ptr) {
-            int lo = 0;
-            int hi = count;
-            while (lo < hi) { // the first reservation >= ptr
-                final int mid = (lo + hi) >>> 1;
-                if (sorted[mid] < ptr) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            return lo < count && sorted[lo] - ptr < plus.recordBytes;
+            dispose(screen.split(pile));
         }
 
         /** Recycles the screening bags' blocks (departure, teardown); the pile must be empty. */
         void releaseScreeningBlocks() {
             pile.releaseBlocks();
-            kept.releaseBlocks();
-            clean.releaseBlocks();
+            screen.releaseBlocks();
         }
     }
 }

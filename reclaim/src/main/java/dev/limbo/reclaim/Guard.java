@@ -294,7 +294,7 @@ public abstract class Guard implements AutoCloseable {
 
     /**
      * {@link #protect} for the schemes whose section protects every record it reaches (none, the
-     * epoch schemes, Token-EBR): checks the slot, acquire-loads the word (the scheme's numbered
+     * epoch schemes, Token-EBR), and for nbr, whose read phases neutralization protects: checks the slot, acquire-loads the word (the scheme's numbered
      * protect load, which pairs with the store or CAS that published the record), then polls, which
      * confirms the word.
      */

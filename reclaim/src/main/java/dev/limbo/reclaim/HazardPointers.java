@@ -8,7 +8,7 @@ import dev.limbo.reclaim.internal.HazardScanEvent;
 import java.util.Arrays;
 
 /**
- * Scheme {@code hp}: Michael's hazard pointers (Michael, "Hazard pointers: safe memory reclamation
+ * Schemes {@code hp} and {@code hp-af}: Michael's hazard pointers (Michael, "Hazard pointers: safe memory reclamation
  * for lock-free objects", IEEE TPDS 15(6), 2004, §3; the Stamp-it report §3.2 for the
  * protect/validate loop and the threshold).
  *
@@ -60,7 +60,11 @@ import java.util.Arrays;
  * allocator's progress for the records it frees. Thread exit runs in a synchronized release hook.
  * Garbage bound: after a scan a thread keeps at most H records (the protected ones), so it holds
  * at most H + R retired records at any time, even while other threads stall: n * (H + R) in all
- * (garbageBound(n) = H + R per thread).
+ * (garbageBound(n) = H + R per thread; hp-af adds its amortized backlog, at most backlogLimit).
+ * Amortized free (hp-af; the Token-EBR digest §3.8's hook for hp): the records a scan finds safe go
+ * through Guard.release, then dispose, to the freeable list, freed a few per pin by enter()
+ * (freeSome) before the section publishes anything; the records that stay protected stay in the
+ * retired list. Each scan is a new safe batch for the adaptive frees per pin.
  * ABA: a record stays allocated while a hazard names it, so a validated pointer cannot be a reused
  * record; protectIfEqual compares the full word, marks included.
  * Thread exit: the release hook clears the departed thread's slots and scans once on its behalf,
@@ -113,10 +117,13 @@ final class HazardPointers extends ReclaimDomain {
         return 2L * slots * n + scanThreshold;
     }
 
-    /** H + R: after a scan a thread keeps at most the H = K * n protected records, and scans again R later. */
+    /**
+     * H + R: after a scan a thread keeps at most the H = K * n protected records, and scans again R
+     * later; plus the amortized backlog for hp-af.
+     */
     @Override
     long garbageBound(final int n) {
-        return (long) slotWords * n + threshold(n);
+        return (long) slotWords * n + threshold(n) + (amortized ? backlogLimit : 0);
     }
 
     private static final class HpGuard extends Guard {
@@ -231,6 +238,7 @@ final class HazardPointers extends ReclaimDomain {
             }
             final long keptCount = kept.size();
             kept.moveAllTo(retiredList);
+            adaptFreesPerPin(); // hp-af: a new safe batch arrives
             release(safe);
             nextScan = retiredList.size() + hp.threshold(n);
             if (timed && event.shouldCommit()) {

@@ -1152,7 +1152,9 @@ public abstract class ReclaimDomain implements AutoCloseable {
          * {@code ebr} and {@code nebr}, pins between advance attempts; for {@code qsbr}, quiescent
          * states between scans; for {@code rcu}, retires between scans (the Token-EBR artifact's
          * {@code empty_freq}); for {@code hp}, the constant B of the scan threshold
-         * R = 2 * slots * threads + B. It is the batch size B of the Token-EBR paper's Experiment 2
+         * R = 2 * slots * threads + B; for {@code nbr} and {@code nbr+}, the retired bag's capacity B
+         * at which a thread neutralizes every thread and frees its bag (the NBR artifact's
+         * MAX_RETIREBAG_CAPACITY, 32 K), nbr+'s low watermark being B / 2. It is the batch size B of the Token-EBR paper's Experiment 2
          * (digest §3.8), which uses B = 32 K for every scan-on-threshold scheme; with amortized
          * free, what a scan finds safe goes to the freeable list instead of being freed at once.
          */

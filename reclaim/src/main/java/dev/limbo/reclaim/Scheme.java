@@ -63,7 +63,17 @@ public enum Scheme {
     /** Hazard eras with amortized free (bound: he's + backlogLimit). */
     HE_AF("he-af", Capability.PROTECTION_NEEDS_VALIDATION),
     /** Wait-free eras with amortized free (bound: wfe's + backlogLimit). */
-    WFE_AF("wfe-af", Capability.PROTECTION_NEEDS_VALIDATION);
+    WFE_AF("wfe-af", Capability.PROTECTION_NEEDS_VALIDATION),
+    /** NBR: a thread whose retired bag reaches its threshold neutralizes every thread, then frees what no reservation names (PPoPP 2021). */
+    NBR("nbr", Capability.NEUTRALIZATION),
+    /** NBR+: NBR whose threads past a low watermark free on the strength of another thread's round, without signalling. */
+    NBR_PLUS("nbr+", Capability.NEUTRALIZATION),
+    /** NBR with amortized free. */
+    NBR_AF("nbr-af", Capability.NEUTRALIZATION),
+    /** NBR+ with amortized free. */
+    NBR_PLUS_AF("nbr+-af", Capability.NEUTRALIZATION),
+    /** Hazard pointers with amortized free: what a scan finds safe is freed a few per pin. */
+    HP_AF("hp-af", Capability.PROTECTION_NEEDS_VALIDATION);
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -89,7 +99,8 @@ public enum Scheme {
     public boolean amortized() {
         return this == EBR_AF || this == DEBRA_AF || this == QSBR_AF || this == NEBR_AF || this == RCU_AF
                 || this == DEBRA_PLUS_AF || this == TOKEN_AF
-                || this == IBR_AF || this == HE_AF || this == WFE_AF;
+                || this == IBR_AF || this == HE_AF || this == WFE_AF
+                || this == NBR_AF || this == NBR_PLUS_AF || this == HP_AF;
     }
 
     /** The scheme with id {@code id}. */
@@ -109,7 +120,7 @@ public enum Scheme {
             case EBR, EBR_AF -> new FraserEbr(b);
             case DEBRA, DEBRA_AF -> new Debra(b);
             case DEBRA_PLUS, DEBRA_PLUS_AF -> new DebraPlus(b);
-            case HP -> new HazardPointers(b);
+            case HP, HP_AF -> new HazardPointers(b);
             case QSBR, QSBR_AF -> new QuiescentStateReclamation(b);
             case NEBR, NEBR_AF -> new HartNewEbr(b);
             case RCU, RCU_AF -> new RcuEpochReservation(b);
@@ -120,6 +131,8 @@ public enum Scheme {
             case IBR, IBR_AF -> new IntervalBasedReclamation(b);
             case HE, HE_AF -> new HazardEras(b);
             case WFE, WFE_AF -> new WaitFreeEras(b);
+            case NBR, NBR_AF -> new NeutralizationBasedReclamation(b, false);
+            case NBR_PLUS, NBR_PLUS_AF -> new NeutralizationBasedReclamation(b, true);
         };
     }
 

@@ -4,6 +4,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
+import static dev.limbo.reclaim.ReclaimTestSupport.drain;
 import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
@@ -402,19 +403,6 @@ class DebraPlusTest {
                     return k;
                 }
             }
-        }
-    }
-
-
-    /** Retires the cell's node, if any; returns how many (0 or 1). */
-    private static long drain(final ReclaimDomain d, final long cell) {
-        try (Guard g = d.pin()) {
-            final long old = Words.xchg(cell, 0);
-            if (old == 0) {
-                return 0;
-            }
-            g.retire(old);
-            return 1;
         }
     }
 }

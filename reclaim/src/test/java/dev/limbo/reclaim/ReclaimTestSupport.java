@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.stream.Stream;
 
@@ -257,5 +259,44 @@ final class ReclaimTestSupport {
             }
         }
         return n;
+    }
+
+    /** Retires the cell's node, if any; returns how many (0 or 1). */
+    static long drain(final ReclaimDomain d, final long cell) {
+        return drainCells(d, cell, 1);
+    }
+
+    /**
+     * Two threads: a stalled one and a worker. The stalled thread pins, runs {@code before} in its
+     * section and stalls there until the worker has run {@code work} (or failed); it then runs
+     * {@code after} in the same section. Rethrows the first failure.
+     */
+    static void whileStalled(final ReclaimDomain d, final Consumer<Guard> before, final Runnable work,
+                             final Consumer<Guard> after) throws InterruptedException {
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch released = new CountDownLatch(1);
+        runThreads(2, t -> {
+            try {
+                if (t == 0) {
+                    try (Guard g = d.pin()) {
+                        before.accept(g);
+                        stalled.countDown();
+                        released.await();
+                        after.accept(g);
+                    }
+                } else {
+                    try {
+                        stalled.await();
+                        work.run();
+                    } finally {
+                        released.countDown();
+                    }
+                }
+            } catch (final InterruptedException e) {
+                throw new AssertionError(e);
+            } finally {
+                stalled.countDown();
+            }
+        });
     }
 }

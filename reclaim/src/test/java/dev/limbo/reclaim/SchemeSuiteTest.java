@@ -4,6 +4,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.assertAllFreed;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
+import static dev.limbo.reclaim.ReclaimTestSupport.drain;
 import static dev.limbo.reclaim.ReclaimTestSupport.drainCells;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
@@ -181,7 +182,9 @@ class SchemeSuiteTest {
      * A node protected with protectIfEqual is not freed while protected: this thread reads the
      * cell, protects the word it read, and stays in its section while another thread unlinks and
      * retires the node and flushes (hp: scans) over and over. The node keeps its pattern (debug
-     * allocator: poisoned if freed) until the section ends; then a flush frees it.
+     * allocator: poisoned if freed) until the section ends; then a flush frees it. A neutralizing
+     * scheme may free it sooner, but only after neutralizing this thread, whose poll then restarts
+     * ({@link #assertProtectedOrNeutralized}).
      */
     @ParameterizedTest
     @MethodSource(ALL)
@@ -210,9 +213,8 @@ class SchemeSuiteTest {
                         }
                         d.flush();
                     }
-                    assertEquals(0, d.stats().freed(), "a node was freed while protected by protectIfEqual");
                 });
-                assertNull(checkNode(seen, seq(0, 9)), "freed while protected by protectIfEqual");
+                assertProtectedOrNeutralized(d, g, seen, seq(0, 9));
             }
             d.flush(); // adopts the dead thread's retired node; the section has ended
             assertAllFreed(scheme, d.stats(), 1);
@@ -537,7 +539,8 @@ class SchemeSuiteTest {
      * (the domain clears a released id's announcement and hazard slots) and its later unpin would
      * write into the slots of the id's next holder. So {@link Participants#close()} refuses while
      * the thread is pinned: it throws, and the thread keeps its id and its section (a node it
-     * protects survives another thread's retire and flushes). After the unpin the close succeeds.
+     * protects survives another thread's retire and flushes, or, with a neutralizing scheme, is
+     * freed only after the thread was neutralized). After the unpin the close succeeds.
      */
     @ParameterizedTest
     @MethodSource(ALL)
@@ -571,9 +574,8 @@ class SchemeSuiteTest {
                         for (int i = 0; i < 20; i++) {
                             d.flush();
                         }
-                        assertEquals(0, d.stats().freed(), "a node was freed while its protector was pinned");
                     });
-                    assertNull(checkNode(node, seq(0, 7)));
+                    assertProtectedOrNeutralized(d, g, node, seq(0, 7));
                 } catch (final InterruptedException e) {
                     throw new AssertionError(e);
                 } finally {
@@ -594,16 +596,17 @@ class SchemeSuiteTest {
         }
     }
 
-    /** Allocates {@code n} nodes, publishes them in the cells and retires what they replace; returns the number retired. */
+    /**
+     * Allocates {@code n} nodes, publishes them in the cells and retires what they replace, each in a
+     * section that first reads another cell as a read phase does (confirmed by a poll,
+     * {@link #readConfirmed}); returns the number retired.
+     */
     private static long churnWork(final ReclaimDomain d, final long cells, final int thread, final int n) {
         long retired = 0;
         for (int k = 0; k < n; k++) {
             try (Guard g = d.pin()) {
                 final long cell = cells + (long) ((k + thread) % CELLS) * Long.BYTES;
-                final long seen = g.protect(1, cells + (long) ((k * 7 + thread + 3) % CELLS) * Long.BYTES);
-                if (seen != 0) {
-                    assertNull(checkNode(seen));
-                }
+                readConfirmed(g, cells + (long) ((k * 7 + thread + 3) % CELLS) * Long.BYTES);
                 final long node = g.allocate();
                 writeNode(node, seq(thread, k));
                 final long old = Words.xchg(cell, node);
@@ -729,7 +732,8 @@ class SchemeSuiteTest {
      *       unreclaimed nodes are at least the number retired since.</li>
      *   <li>{@code none} frees nothing at all.</li>
      *   <li>Neutralizing schemes ({@link Capability#NEUTRALIZATION}: {@code debra+},
-     *       {@code debra+-af}) declare a finite bound too: the retirer neutralizes the stalled
+     *       {@code debra+-af}; {@code nbr}, {@code nbr+} and their -af forms, whose bound is
+     *       scanThreshold + slots * maxNesting * n, plus backlogLimit for -af) declare a finite bound too: the retirer neutralizes the stalled
      *       thread, which never polls, so its protected node may be freed. The stalled thread's
      *       poll after the stall then throws {@link Restart}, and it does not use what it read.</li>
      * </ul>
@@ -825,7 +829,7 @@ class SchemeSuiteTest {
             if (leaks(scheme)) {
                 assertEquals(warmup - 1 + retiredDuringStall, inLimbo);
             }
-            assertEquals(1, drainCell(d, cell));
+            assertEquals(1, drain(d, cell));
             d.flush();
             assertAllFreed(scheme, d.stats(), warmup + retiredDuringStall);
             closed = true;
@@ -857,19 +861,6 @@ class SchemeSuiteTest {
         }
     }
 
-    private static long drainCell(final ReclaimDomain d, final long cell) {
-        try (Guard g = d.pin()) {
-            final long old = Words.xchg(cell, 0);
-            if (old == 0) {
-                return 0;
-            }
-            assertNull(checkNode(old));
-            g.retire(old);
-            return 1;
-        }
-    }
-
-
     private static void await(final CountDownLatch latch) throws InterruptedException {
         if (!latch.await(30, TimeUnit.SECONDS)) {
             fail("timed out waiting for the other thread");
@@ -881,8 +872,8 @@ class SchemeSuiteTest {
     /**
      * A nested pin returns the same guard and counts depth; the section (announcement, hazard
      * slots) lasts until the outermost close: a node protected inside it and retired by another
-     * thread stays allocated through the inner close and is freed only after the outer one.
-     * Closing more often than pinned throws.
+     * thread stays allocated through the inner close and is freed only after the outer one (or, a
+     * neutralizing scheme, only after neutralizing the thread). Closing more often than pinned throws.
      */
     @ParameterizedTest
     @MethodSource(ALL)
@@ -926,10 +917,8 @@ class SchemeSuiteTest {
                         }
                         d.flush();
                     }
-                    assertEquals(0, d.stats().freed(), "a node was freed while its protector was still pinned");
                 });
-                assertNull(checkNode(node, seq(0, 42)), "freed after an inner close");
-                assertEquals(0, d.stats().freed());
+                assertProtectedOrNeutralized(d, outer, node, seq(0, 42));
             } finally {
                 outer.close();
             }
@@ -969,4 +958,19 @@ class SchemeSuiteTest {
 
     // ------------------------------------------------------------------------------------- helpers
 
+    /**
+     * After another thread unlinked and retired {@code node}, which {@code g} protects, and flushed
+     * over and over: nothing was freed and the node keeps pattern {@code seq}; or the scheme
+     * neutralizes (nbr frees at every flush), it freed the node, and {@code g}'s thread was
+     * neutralized before: its poll throws {@link Restart}, so it never uses what it read.
+     */
+    private static void assertProtectedOrNeutralized(final ReclaimDomain d, final Guard g, final long node,
+                                                     final long seq) {
+        if (d.stats().freed() == 0) {
+            assertNull(checkNode(node, seq), "freed while protected");
+            return;
+        }
+        assertTrue(d.has(Capability.NEUTRALIZATION), "a node was freed while protected: " + d.stats());
+        assertThrows(Restart.class, g::poll, "a node was freed while protected, and its protector was not neutralized");
+    }
 }

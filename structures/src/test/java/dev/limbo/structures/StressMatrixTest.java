@@ -51,9 +51,10 @@ class StressMatrixTest {
     }
 
     /**
-     * DEBRA+'s neutralization under structure stress: with a suspect threshold of 0 (a scanner
-     * with anything in its current bag neutralizes every thread that holds the epoch back) and
-     * minCalls 8, neutralizations happen throughout. Debug allocator and domain: a node freed
+     * Neutralization under structure stress: with a suspect threshold of 0 (a debra+ scanner
+     * with anything in its current bag neutralizes every thread that holds the epoch back),
+     * minCalls 8 and scanThreshold 8 (nbr and nbr+: a round that marks every thread each 8
+     * retires), neutralizations happen throughout. Debug allocator and domain: a node freed
      * while a thread still uses it is poisoned, and shows up in the checked results. The workers
      * run their operations and go on until 50 neutralizations were counted; every result still
      * matches the model and nothing leaks.
@@ -62,7 +63,7 @@ class StressMatrixTest {
     @MethodSource("dev.limbo.structures.Kind#withNeutralizingSchemes")
     @Timeout(300)
     void neutralizationsUnderStress(final Kind kind, final Scheme scheme) throws Exception {
-        final Fixture f = new Fixture(kind, scheme, true, b -> b.suspectThreshold(0).minCalls(8));
+        final Fixture f = new Fixture(kind, scheme, true, b -> b.suspectThreshold(0).minCalls(8).scanThreshold(8));
         stress(f, 3, false, OPS / 4, () -> f.domain.stats().neutralizations() >= 50);
         assertTrue(f.domain.stats().neutralizations() >= 50, () -> "too few neutralizations: " + f.domain.stats());
         f.closeAndCheckMemory();

@@ -37,7 +37,8 @@ public class ReclaimGuardPtr {
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
             "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
             "token-naive", "token-passfirst", "token-periodic", "token-af",
-            "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af"})
+            "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
+            "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af"})
     public String scheme;
 
     private LimboAllocator allocator;

@@ -19,7 +19,8 @@ public class StampItScheme {
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
             "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
             "token-naive", "token-passfirst", "token-periodic", "token-af",
-            "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af"})
+            "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
+            "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af"})
     public String scheme;
 
     LimboAllocator allocator;

@@ -67,9 +67,31 @@ public final class BlockBag {
         return ptr;
     }
 
-    /** Moves every record of this bag into {@code target} (O(1)); this bag becomes empty. */
+    /**
+     * Moves every record of this bag into {@code target} (O(1)); this bag becomes empty. The chain
+     * is spliced in front of the target's; a bag of one block whose records fit in the target's
+     * head block is copied into it instead (at most a block's worth of words; the emptied block
+     * goes to the target's block cache, where a spliced one would end up), so that small batches
+     * moved one after another (a scan or round per retire, into an amortized free list) do not
+     * leave a partly filled block each.
+     * Either way the target pops this bag's records first, in the order this bag would have.
+     */
     public void moveAllTo(final BlockBag target) {
         if (size == 0) {
+            return;
+        }
+        if (head == tail && target.size != 0 && count(target.head) + size <= BlockLayout.CAPACITY) {
+            final long into = target.head;
+            final long at = count(into);
+            for (int i = 0; i < size; i++) {
+                Words.sp(BlockLayout.slot(into, (int) (at + i)), Words.lp(BlockLayout.slot(head, i)));
+            }
+            Words.sp(into + BlockLayout.COUNT, at + size);
+            target.blocks.recycle(head); // to the target's cache, as a spliced block would go
+            target.size += size;
+            head = 0;
+            tail = 0;
+            size = 0;
             return;
         }
         final long chainHead = dropEmptyHead();

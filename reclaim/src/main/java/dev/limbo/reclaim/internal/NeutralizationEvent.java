@@ -7,15 +7,17 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * JFR event {@code dev.limbo.Neutralization}: a scanning thread of a neutralizing scheme
- * ({@code debra+}, {@code debra+-af}) neutralized a thread that held the epoch back while the
- * scanner's current limbo bag was over the suspect threshold (DEBRA §5.5). An instant event,
+ * JFR event {@code dev.limbo.Neutralization}: a reclaimer of a neutralizing scheme neutralized a
+ * thread: a {@code debra+} or {@code debra+-af} scanner, one that held the epoch back while the
+ * scanner's current limbo bag was over the suspect threshold (DEBRA §5.5); an {@code nbr} or
+ * {@code nbr+} reclaimer (and their {@code -af} forms), each thread in the round it runs when its
+ * retired bag reaches its capacity (victim epoch 0). An instant event,
  * committed only when a recording enables it; see the README's "Recording JFR events".
  */
 @Name(NeutralizationEvent.NAME)
 @Label("Neutralization")
 @Category({"Limbo", "Reclamation"})
-@Description("A reclaimer neutralized a thread that held the epoch back")
+@Description("A reclaimer neutralized a thread (debra+: one that held the epoch back; nbr: every thread, in a round)")
 @StackTrace(false)
 public final class NeutralizationEvent extends jdk.jfr.Event {
 
@@ -35,11 +37,11 @@ public final class NeutralizationEvent extends jdk.jfr.Event {
     public int victim;
 
     @Label("Victim Epoch")
-    @Description("The epoch in the victim's announcement when it was found holding the epoch back")
+    @Description("The epoch in the victim's announcement when it was found holding the epoch back (0 for nbr)")
     public long victimEpoch;
 
     @Label("Bag Size")
-    @Description("Records in the scanner's current limbo bag, over the suspect threshold")
+    @Description("Records in the scanner's current limbo bag, over the suspect threshold (nbr: its retired bag)")
     public long bagSize;
 
     /** Commits a neutralization if a recording enables the event. */

@@ -140,6 +140,30 @@ class BlockBagTest {
     }
 
     @Test
+    void smallBagsMovedOneAfterAnotherFillTheTargetsHeadBlock() {
+        // a round or scan per retire moves one-record batches into the amortized free list: they
+        // are copied into its head block rather than spliced in as a block each
+        final BlockBag from = new BlockBag(source);
+        final BlockBag to = new BlockBag(source);
+        to.add(rec(1000));
+        for (int i = 0; i < 100; i++) {
+            from.add(rec(i));
+            from.moveAllTo(to);
+            assertTrue(from.isEmpty());
+        }
+        assertEquals(101, to.size());
+        final long block = to.takeBlock();
+        assertEquals(101, BlockBag.count(block), "the records were not gathered in one block");
+        assertEquals(0, to.size());
+        to.putBlock(block);
+        final List<Long> expected = reversed(0, 100);
+        expected.add(rec(1000));
+        assertEquals(expected, popAll(to));
+        from.releaseBlocks();
+        to.releaseBlocks();
+    }
+
+    @Test
     void moveAllToAnEmptyBagAndFromAnEmptyBag() {
         final BlockBag from = new BlockBag(source);
         final BlockBag to = new BlockBag(source);
