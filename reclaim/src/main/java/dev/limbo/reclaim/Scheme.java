@@ -46,7 +46,9 @@ public enum Scheme {
     /** Token-EBR, periodic: pass first, and pass again every 100 frees if the token came back (§4, "Periodic"). */
     TOKEN_PERIODIC("token-periodic"),
     /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
-    TOKEN_AF("token-af");
+    TOKEN_AF("token-af"),
+    /** Stamp-it: regions join a lock-free queue ordered by stamps; a node is freed once its retire stamp is at most the lowest. */
+    STAMPIT("stampit");
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -99,6 +101,7 @@ public enum Scheme {
             case TOKEN_PASSFIRST -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE);
             case TOKEN_PERIODIC -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_FREE_IN_STEPS);
             case TOKEN_AF -> new TokenEbr(b, TokenEbr.Handoff.PASS_THEN_SPLICE);
+            case STAMPIT -> new StampIt(b);
         };
     }
 

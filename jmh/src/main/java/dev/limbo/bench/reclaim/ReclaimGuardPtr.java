@@ -36,7 +36,8 @@ public class ReclaimGuardPtr {
 
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
             "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
-            "token-naive", "token-passfirst", "token-periodic", "token-af"})
+            "token-naive", "token-passfirst", "token-periodic", "token-af",
+            "stampit"})
     public String scheme;
 
     private LimboAllocator allocator;
