@@ -47,7 +47,12 @@ public enum Scheme {
     TOKEN_PERIODIC("token-periodic"),
     /** Token-EBR with amortized free: pass first, splice the previous bag into the freeable list (§4, "Amortized-Free"). */
     TOKEN_AF("token-af"),
-    /** Stamp-it: regions join a lock-free queue ordered by stamps; a node is freed once its retire stamp is at most the lowest. */
+    /**
+     * Stamp-it (Pöter and Träff): regions join a lock-free queue ordered by stamps; a node is freed
+     * once its retire stamp is at most the lowest member's. No garbage bound: a thread stalled in
+     * its region holds back everything retired after it entered ({@code garbageBound} is
+     * {@code Long.MAX_VALUE}; StampIt's notes).
+     */
     STAMPIT("stampit");
 
     private final String id;

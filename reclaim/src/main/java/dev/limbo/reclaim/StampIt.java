@@ -281,19 +281,26 @@ final class StampIt extends ReclaimDomain {
 
         /** Frees the safe prefix of the local list. */
         void reclaimLocal() {
-            final long lowest = queue.lowest(); // (Q11)
-            long p = first;
-            while (p != 0 && Words.lp(stampIt.header(p, STAMP)) <= lowest) {
-                final long next = Words.lp(stampIt.header(p, NEXT));
-                safe.add(p);
-                count--;
-                p = next;
-            }
-            first = p;
-            if (p == 0) {
+            first = takeSafe(first, queue.lowest()); // (Q11)
+            count -= safe.size();
+            if (first == 0) {
                 last = 0;
             }
             release(safe);
+        }
+
+        /**
+         * Moves the nodes of the sorted list that begins at {@code p} whose stamps are at most
+         * {@code lowest} into {@link #safe}; returns the first node left, or 0.
+         */
+        private long takeSafe(final long p, final long lowest) {
+            long q = p;
+            while (q != 0 && Words.lp(stampIt.header(q, STAMP)) <= lowest) {
+                final long next = Words.lp(stampIt.header(q, NEXT));
+                safe.add(q);
+                q = next;
+            }
+            return q;
         }
 
         /**
@@ -323,12 +330,7 @@ final class StampIt extends ReclaimDomain {
                 long keptMin = Long.MAX_VALUE;
                 for (long c = chunks; c != 0; ) {
                     final long nextChunk = Words.lp(stampIt.header(c, NEXT_CHUNK));
-                    long p = c;
-                    while (p != 0 && Words.lp(stampIt.header(p, STAMP)) <= lowest) {
-                        final long next = Words.lp(stampIt.header(p, NEXT));
-                        safe.add(p);
-                        p = next;
-                    }
+                    final long p = takeSafe(c, lowest);
                     if (p != 0) {
                         Words.sp(stampIt.header(p, NEXT_CHUNK), 0L);
                         if (keptLast == 0) {

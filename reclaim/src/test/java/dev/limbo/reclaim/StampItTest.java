@@ -2,11 +2,11 @@ package dev.limbo.reclaim;
 
 import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
-import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -119,16 +119,8 @@ class StampItTest {
         final ReclaimDomain d = ReclaimDomain.builder(Scheme.STAMPIT).allocator(a).recordBytes(RECORD).debug(true).build();
         final CountDownLatch pinned = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
-        final CountDownLatch unpinned = new CountDownLatch(1);
         try {
-            final Thread older = Thread.ofPlatform().name("older").start(() -> {
-                try (Guard g = d.pin()) {
-                    pinned.countDown();
-                    await(release);
-                }
-                unpinned.countDown();
-            });
-            await(pinned);
+            final Thread older = olderInRegion(d, pinned, release);
             final StampIt.StampGuard mine;
             try (Guard g = d.pin()) {
                 mine = (StampIt.StampGuard) g;
@@ -143,20 +135,13 @@ class StampItTest {
             assertEquals(0, mine.count, "above MAX_REMAINING leaving pushes the local list to the global one");
             assertEquals(StampIt.MAX_REMAINING + 1, d.stats().inLimbo(), "nothing is safe while the older thread stays");
             release.countDown();
-            await(unpinned);
             older.join();
             assertEquals(0, d.stats().inLimbo(), "the older thread, last out, reclaimed the global list");
 
             // the thresholds: the local list is reclaimed by a retire only above TRY_RECLAIM
             final CountDownLatch pinned2 = new CountDownLatch(1);
             final CountDownLatch release2 = new CountDownLatch(1);
-            final Thread older2 = Thread.ofPlatform().name("older2").start(() -> {
-                try (Guard g = d.pin()) {
-                    pinned2.countDown();
-                    await(release2);
-                }
-            });
-            await(pinned2);
+            final Thread older2 = olderInRegion(d, pinned2, release2);
             try (Guard g = d.pin()) {
                 for (int i = 0; i < StampIt.MAX_REMAINING; i++) {
                     g.retire(g.allocate());
@@ -196,20 +181,8 @@ class StampItTest {
         final CountDownLatch pinned = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
         try {
-            final Thread older = Thread.ofPlatform().name("older").start(() -> {
-                try (Guard g = d.pin()) {
-                    pinned.countDown();
-                    await(release);
-                }
-            });
-            await(pinned);
-            runThreads(4, t -> {
-                for (int i = 0; i < 10; i++) {
-                    try (Guard g = d.pin()) {
-                        g.retire(g.allocate());
-                    }
-                }
-            });
+            final Thread older = olderInRegion(d, pinned, release);
+            runThreads(4, t -> retireInRegions(d, 10));
             Participants.reapTerminated();
             Participants.awaitReleases();
             assertEquals(40, d.stats().inLimbo(), "nothing is safe while the older thread stays");
@@ -245,13 +218,7 @@ class StampItTest {
         long maxAfterBatch = 0;
         try {
             for (int batch = 0; batch < 250; batch++) {
-                runThreads(4, t -> {
-                    for (int i = 0; i < 10; i++) {
-                        try (Guard g = d.pin()) {
-                            g.retire(g.allocate());
-                        }
-                    }
-                });
+                runThreads(4, t -> retireInRegions(d, 10));
                 Participants.reapTerminated();
                 Participants.awaitReleases();
                 maxAfterBatch = Math.max(maxAfterBatch, d.stats().inLimbo());
@@ -289,7 +256,7 @@ class StampItTest {
         final List<Thread> threads = new ArrayList<>();
         boolean closed = false;
         try {
-            replace(d, cells, seq(9, 0));
+            replaceAndRetire(d, cells, seq(9, 0));
             threads.add(Thread.ofPlatform().name("stalled").start(() -> {
                 try {
                     try (Guard g = d.pin()) {
@@ -314,12 +281,12 @@ class StampItTest {
                     try {
                         long k = 1;
                         while (!during.done()) {
-                            replace(d, cells + (k & 1) * Long.BYTES, seq(t, k++));
+                            replaceAndRetire(d, cells + (k & 1) * Long.BYTES, seq(t, k++));
                             during.add(0, 1);
                         }
                         await(left);
                         while (!after.done()) {
-                            replace(d, cells + (k & 1) * Long.BYTES, seq(t, k++));
+                            replaceAndRetire(d, cells + (k & 1) * Long.BYTES, seq(t, k++));
                             after.add(0, 1);
                         }
                     } catch (final Throwable e) {
@@ -371,14 +338,27 @@ class StampItTest {
         }
     }
 
-    /** In one region: publishes a node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    private static void replace(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
+    /**
+     * Starts a thread that pins {@code d}, counts {@code pinned} down and stays in its region until
+     * {@code release}; returns once it is inside.
+     */
+    private static Thread olderInRegion(final ReclaimDomain d, final CountDownLatch pinned,
+                                        final CountDownLatch release) {
+        final Thread older = Thread.ofPlatform().name("older").start(() -> {
+            try (Guard g = d.pin()) {
+                pinned.countDown();
+                await(release);
+            }
+        });
+        await(pinned);
+        return older;
+    }
+
+    /** Retires a fresh node in each of {@code n} regions. */
+    private static void retireInRegions(final ReclaimDomain d, final int n) {
+        for (int i = 0; i < n; i++) {
+            try (Guard g = d.pin()) {
+                g.retire(g.allocate());
             }
         }
     }
