@@ -198,9 +198,12 @@ final class StampIt extends ReclaimDomain {
         } while (!(boolean) GLOBAL.compareAndSet(this, top, first)); // (G1)
     }
 
-    /** Takes the whole global list (G2); returns its top chunk's first node, or 0. */
+    /**
+     * Takes the whole global list (G2); returns its top chunk's first node, or 0. An empty list
+     * costs a load, not a write.
+     */
     long stealChunks() {
-        return (long) GLOBAL.getAndSet(this, 0L); // (G2)
+        return (long) GLOBAL.getVolatile(this) == 0 ? 0 : (long) GLOBAL.getAndSet(this, 0L); // (G2)
     }
 
     /** A thread's control block and retire list. */
