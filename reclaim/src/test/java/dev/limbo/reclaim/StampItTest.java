@@ -315,6 +315,7 @@ class StampItTest {
             final ReclaimStats s = d.stats();
             assertTrue(s.inLimbo() <= (long) workers * StampIt.MAX_REMAINING, s.inLimbo() + " unreclaimed after the"
                     + " stall ended; the thresholds allow " + workers * StampIt.MAX_REMAINING + ": " + s);
+            assertEquals(((StampIt) d).queue.retries(), s.retries(), "stats().retries() is the queue's count");
             finish.countDown();
             ReclaimTestSupport.joinAll(threads);
             ReclaimTestSupport.rethrow(failures);
