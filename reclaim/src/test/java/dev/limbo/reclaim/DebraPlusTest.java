@@ -4,6 +4,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
@@ -400,18 +401,6 @@ class DebraPlusTest {
                 if (s.freed() - freedBefore >= PROGRESS) {
                     return k;
                 }
-            }
-        }
-    }
-
-    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
             }
         }
     }

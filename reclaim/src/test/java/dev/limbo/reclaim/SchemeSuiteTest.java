@@ -7,6 +7,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
 import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.settle;
@@ -860,18 +861,6 @@ class SchemeSuiteTest {
             assertNull(checkNode(old));
             g.retire(old);
             return 1;
-        }
-    }
-
-    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    private static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
-            }
         }
     }
 

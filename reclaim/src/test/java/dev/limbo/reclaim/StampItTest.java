@@ -2,9 +2,9 @@ package dev.limbo.reclaim;
 
 import static dev.limbo.reclaim.ReclaimTestSupport.RECORD;
 import static dev.limbo.reclaim.ReclaimTestSupport.checkNode;
-import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
+import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
