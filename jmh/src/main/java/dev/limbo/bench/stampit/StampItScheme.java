@@ -18,7 +18,8 @@ public class StampItScheme {
 
     @Param({"none", "ebr", "debra", "hp", "ebr-af", "debra-af",
             "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
-            "token-naive", "token-passfirst", "token-periodic", "token-af"})
+            "token-naive", "token-passfirst", "token-periodic", "token-af",
+            "stampit"})
     public String scheme;
 
     LimboAllocator allocator;
