@@ -78,7 +78,7 @@ import java.lang.invoke.VarHandle;
  * test shows the growth). Once it leaves, the bound is the thresholds': a thread outside its
  * region keeps at most MAX_REMAINING (20) nodes on its local list (more are reclaimed, or pushed to
  * the global list when it leaves); a thread in a region at most TRY_RECLAIM (40) plus what it
- * retires in that region and is not yet safe; the global list is emptied of every node below L by
+ * retires in that region and is not yet safe; the global list is emptied of every node stamped at most L by
  * each last thread out. So when every thread is out of its regions and one more region has ended
  * (any thread's pin and unpin, or flush), at most n * MAX_REMAINING nodes remain unreclaimed, on the
  * n threads' local lists (StampItTest shows it after a stall).
