@@ -421,7 +421,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
             }
         }
         return new ReclaimStats(scheme.id(), retired, freed, retired - freed, advances(), scans.get(),
-                pool.sharedRecords(), fenceFallbacks(), restarts, neutralizations.get());
+                pool.sharedRecords(), fenceFallbacks(), restarts, neutralizations.get(), retries());
     }
 
     /** Allocates a record outside any section, bypassing the pool: construction only. */
@@ -760,6 +760,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
                 });
             }
         }
+        step(failures, () -> drainShared(bag));
         // after the guards: a thread that re-claims a departed id meanwhile finds no stale guard
         step(failures, releaseHook::close);
         step(failures, closeCheck::close);
@@ -820,6 +821,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Teardown: moves every record that {@code g} still tracks into {@code target}. */
     abstract void drainRetired(Guard g, BlockBag target);
 
+    /** Teardown: moves every record that the scheme holds outside the guards into {@code target}. */
+    void drainShared(final BlockBag target) {
+    }
+
     /** Scheme part of {@link #quiescent()}: the thread, not pinned, passes a quiescent state. */
     void quiescentState(final Guard g) {
     }
@@ -834,6 +839,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** Epoch advances so far; 0 for schemes without epochs. */
     abstract long advances();
+
+    /** CAS retries in the scheme's own shared structures ({@link ReclaimStats#retries()}); 0 by default. */
+    long retries() {
+        return 0;
+    }
 
     /** Heavy barriers that failed and made the domain fall back to fenced pins; 0 for schemes without them. */
     long fenceFallbacks() {

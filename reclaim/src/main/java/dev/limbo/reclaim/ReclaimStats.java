@@ -24,8 +24,11 @@ package dev.limbo.reclaim;
  *                 builder's restart injection
  * @param neutralizations threads marked neutralized ({@code debra+}: suspects that held the epoch
  *                 back while the scanner's limbo bag was over its threshold; also tests' marks)
+ * @param retries  CAS retries in the scheme's own shared structures: {@code stampit}'s stamp queue
+ *                 (failed CASes, restarted walks and helping steps in its push and remove); 0 for
+ *                 the others
  */
 public record ReclaimStats(String scheme, long retired, long freed, long inLimbo, long advances, long scans,
                            long pooled, long fenceFallbacks, long restarts,
-                           long neutralizations) {
+                           long neutralizations, long retries) {
 }

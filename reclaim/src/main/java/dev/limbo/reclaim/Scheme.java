@@ -73,7 +73,14 @@ public enum Scheme {
     /** NBR+ with amortized free. */
     NBR_PLUS_AF("nbr+-af", Capability.NEUTRALIZATION),
     /** Hazard pointers with amortized free: what a scan finds safe is freed a few per pin. */
-    HP_AF("hp-af", Capability.PROTECTION_NEEDS_VALIDATION);
+    HP_AF("hp-af", Capability.PROTECTION_NEEDS_VALIDATION),
+    /**
+     * Stamp-it (Pöter and Träff): regions join a lock-free queue ordered by stamps; a node is freed
+     * once its retire stamp is at most the lowest member's. No garbage bound: a thread stalled in
+     * its region holds back everything retired after it entered ({@code garbageBound} is
+     * {@code Long.MAX_VALUE}; StampIt's notes).
+     */
+    STAMPIT("stampit");
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -133,6 +140,7 @@ public enum Scheme {
             case WFE, WFE_AF -> new WaitFreeEras(b);
             case NBR, NBR_AF -> new NeutralizationBasedReclamation(b, false);
             case NBR_PLUS, NBR_PLUS_AF -> new NeutralizationBasedReclamation(b, true);
+            case STAMPIT -> new StampIt(b);
         };
     }
 

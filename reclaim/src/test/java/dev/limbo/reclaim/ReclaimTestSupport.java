@@ -116,6 +116,18 @@ final class ReclaimTestSupport {
         return checkNode(node, seq);
     }
 
+    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
+    static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
+        try (Guard g = d.pin()) {
+            final long node = g.allocate();
+            writeNode(node, seq);
+            final long old = Words.xchg(cell, node);
+            if (old != 0) {
+                g.retire(old);
+            }
+        }
+    }
+
     /** A debug allocator: freed blocks are poisoned and quarantined. */
     static LimboAllocator debugAllocator() {
         return LimboAllocator.builder().debug(true).build();
@@ -231,18 +243,6 @@ final class ReclaimTestSupport {
      */
     static long leakedBytes(final Scheme scheme, final long retired) {
         return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
-    }
-
-    /** In one section: publishes a new node with pattern {@code seq} in {@code cell} and retires the one it replaces. */
-    static void replaceAndRetire(final ReclaimDomain d, final long cell, final long seq) {
-        try (Guard g = d.pin()) {
-            final long node = g.allocate();
-            writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
-            if (old != 0) {
-                g.retire(old);
-            }
-        }
     }
 
     /** Unlinks the node of each of {@code count} cells at {@code cells} and retires it (from the calling thread); returns how many. */

@@ -20,7 +20,8 @@ public class StampItScheme {
             "qsbr", "nebr", "rcu", "qsbr-af", "nebr-af", "rcu-af", "debra+", "debra+-af",
             "token-naive", "token-passfirst", "token-periodic", "token-af",
             "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
-            "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af"})
+            "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af",
+            "stampit"})
     public String scheme;
 
     LimboAllocator allocator;

@@ -28,7 +28,7 @@ public class TimelinesTest {
                 Duration.ofMillis(100), Duration.ofMillis(50), 1000, 100, 1);
         return new TimedTrial.Result(c, List.of(new TimedTrial.Sample(0, 0, 0, 1 << 20, 4096, 0, 0, 0, 0),
                 new TimedTrial.Sample(0.05, 120, 300, 2 << 20, 8192, 5000, 0.1, 3, 60)), 5000, 0.05, 0.01,
-                new ReclaimStats(scheme, 300, 180, 120, 3, 4, 0, 0, 0, 0));
+                new ReclaimStats(scheme, 300, 180, 120, 3, 4, 0, 0, 0, 0, 0));
     }
 
     @Test
