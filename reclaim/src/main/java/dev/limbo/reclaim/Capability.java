@@ -29,5 +29,17 @@ public enum Capability {
      * neutralization protocol whatever the scheme, so they need not test it. Added to another
      * scheme through the builder, it only turns polling on.
      */
-    NEUTRALIZATION
+    NEUTRALIZATION,
+
+    /**
+     * The scheme counts references, the links between records included ({@code lfrc}): a record
+     * lives while a link, a guard's slot or its owner (from allocation to {@link Guard#retire} or
+     * {@link ReclaimDomain#freeExclusive}) holds it, and when the last reference goes, the scheme
+     * releases what the record's links hold. A structure therefore writes every link through
+     * {@link Guard#store}, {@link Guard#cas} and {@link Guard#initLink}, whose new target it holds,
+     * and declares its records' links ({@link ReclaimDomain#declareLinks}); a structure whose
+     * records have more than one layout cannot, and such a domain refuses it. Cycles of retired
+     * records are never freed.
+     */
+    COUNTED_LINKS
 }

@@ -136,6 +136,12 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** The links of the structure's nodes, as offsets in a record ({@link #declareLinks}); empty until declared. */
     private volatile long[] links;
     final boolean amortized;
+    /**
+     * Type-stable memory (lfrc): no record goes back to the allocator while the domain lives; the
+     * pool keeps every freed record (per-thread bags, then the shared stack, unbounded) and hands
+     * out fresh records zeroed, and {@link #close()} frees them.
+     */
+    final boolean typeStable;
     final boolean adaptive;
     final int freesPerPin;
     /** Amortized free: the most safe records left waiting; beyond it, the excess is freed at once. */
@@ -207,6 +213,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
 
     /** A domain whose scheme reserves {@code headerWords} words of its own per record. */
     ReclaimDomain(final Builder b, final int headerWords) {
+        this(b, headerWords, false);
+    }
+
+    /**
+     * A domain whose scheme reserves {@code headerWords} words per record and, if
+     * {@code typeStable}, needs type-stable memory ({@link #typeStable}): its pool is then never
+     * bypassed (debug mode included) and never returns records to the allocator before close.
+     */
+    ReclaimDomain(final Builder b, final int headerWords, final boolean typeStable) {
         this.scheme = b.scheme;
         this.allocator = b.allocator;
         this.recordBytes = b.recordBytes;
@@ -226,8 +241,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
         this.suspectThreshold = b.suspectThreshold;
         this.asymmetricFence = b.asymmetricFence && Native.MEMBARRIER;
         this.heavyBarrierIntervalNanos = b.heavyBarrierIntervalNanos;
-        final long localRecords = b.debug || b.bypassPool ? 0 : b.poolRecords;
-        this.pool = new RecordPool(allocator, trailerOffset + TRAILER_BYTES, localRecords, localRecords == 0 ? 0 : b.sharedBlocks);
+        this.typeStable = typeStable;
+        if (typeStable) {
+            this.pool = new RecordPool(allocator, trailerOffset + TRAILER_BYTES,
+                    b.poolRecords == 0 ? BlockLayout.CAPACITY : b.poolRecords, Integer.MAX_VALUE, true);
+        } else {
+            final long localRecords = b.debug || b.bypassPool ? 0 : b.poolRecords;
+            this.pool = new RecordPool(allocator, trailerOffset + TRAILER_BYTES, localRecords,
+                    localRecords == 0 ? 0 : b.sharedBlocks);
+        }
         final MemoryLayout[] row = {
                 MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("hazards"),
                 MemoryLayout.sequenceLayout(slotWords, ValueLayout.JAVA_LONG).withName("reservations")};
@@ -427,12 +449,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
     /** Allocates a record outside any section, bypassing the pool: construction only. */
     public final long allocateExclusive() {
         checkOpen();
-        return markLive(allocator.allocate(trailerOffset + TRAILER_BYTES));
+        final long bytes = trailerOffset + TRAILER_BYTES;
+        return markLive(typeStable ? allocator.allocateZeroed(bytes) : allocator.allocate(bytes));
     }
 
     /**
      * Frees a record at once, bypassing the scheme: only when no other thread can reach it (a
-     * structure's teardown, or a node that was never published).
+     * structure's teardown, or a node that was never published). Under a counting scheme
+     * ({@link Capability#COUNTED_LINKS}) the record goes to the scheme's own free list, and the
+     * references its links hold ({@link Guard#initLink}) are released.
      *
      * @throws IllegalStateException    if {@code ptr} was retired already
      * @throws IllegalArgumentException if {@code ptr} is not a live record of this domain (freed, of
@@ -444,6 +469,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
         if (debug) {
             debugRetired.remove(ptr);
         }
+        freeUnpublished(ptr);
+    }
+
+    /**
+     * Scheme part of {@link #freeExclusive}: frees the live record {@code ptr}, which no other
+     * thread can reach, at once (its trailer is cleared already). Straight to the allocator, except
+     * for schemes with type-stable memory, which keep it and release what it links.
+     */
+    void freeUnpublished(final long ptr) {
         allocator.free(ptr);
     }
 
@@ -524,6 +558,7 @@ public abstract class ReclaimDomain implements AutoCloseable {
                         "link offset %d is not an 8-aligned word inside the domain's %d-byte records", offset, recordBytes));
             }
         }
+        linksDeclared(sorted);
         synchronized (closeLock) {
             final long[] declared = links;
             if (declared != null && !Arrays.equals(declared, sorted)) {
@@ -537,12 +572,24 @@ public abstract class ReclaimDomain implements AutoCloseable {
     }
 
     /**
+     * Scheme hook of {@link #declareLinks}: checks the declared offsets ({@code sorted}); a
+     * counting scheme refuses an empty set with {@link IllegalArgumentException}.
+     */
+    void linksDeclared(final long[] sorted) {
+    }
+
+    /**
      * The declared link offsets ({@link #declareLinks}), sorted; null if no structure declared
      * any yet, empty if a structure declared that its records have no countable links.
      */
     public final long[] links() {
         final long[] declared = links;
         return declared == null ? null : declared.clone();
+    }
+
+    /** {@link #links()} without the copy, for the schemes (never modified); null if none declared. */
+    final long[] linkOffsets() {
+        return links;
     }
 
     /**
@@ -942,6 +989,11 @@ public abstract class ReclaimDomain implements AutoCloseable {
         final Guard mine = g != null ? g : register(id);
         byThread[(int) t.threadId() & (byThread.length - 1)] = mine;
         return mine;
+    }
+
+    /** The calling thread's guard (registered on first use), for scheme work outside a section. */
+    final Guard callerGuard() {
+        return currentGuard();
     }
 
     private Guard register(final int id) {

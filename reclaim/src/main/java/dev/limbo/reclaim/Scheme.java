@@ -80,7 +80,14 @@ public enum Scheme {
      * its region holds back everything retired after it entered ({@code garbageBound} is
      * {@code Long.MAX_VALUE}; StampIt's notes).
      */
-    STAMPIT("stampit");
+    STAMPIT("stampit"),
+    /**
+
+     * Lock-free reference counting (Valois 1995, corrected by Michael and Scott 1995): every link
+     * and every guard slot counts; a record is freed when its count reaches zero after its retire.
+     * Type-stable memory; refuses structures without declared links; cycles leak.
+     */
+    LFRC("lfrc", Capability.COUNTED_LINKS);
 
     private final String id;
     private final Set<Capability> capabilities;
@@ -141,6 +148,7 @@ public enum Scheme {
             case NBR, NBR_AF -> new NeutralizationBasedReclamation(b, false);
             case NBR_PLUS, NBR_PLUS_AF -> new NeutralizationBasedReclamation(b, true);
             case STAMPIT -> new StampIt(b);
+            case LFRC -> new LockFreeRefCounting(b);
         };
     }
 

@@ -121,7 +121,7 @@ final class ReclaimTestSupport {
         try (Guard g = d.pin()) {
             final long node = g.allocate();
             writeNode(node, seq);
-            final long old = Words.xchg(cell, node);
+            final long old = exchange(g, cell, node);
             if (old != 0) {
                 g.retire(old);
             }
@@ -245,12 +245,26 @@ final class ReclaimTestSupport {
         return leaks(scheme) ? retired * (RECORD + ReclaimDomain.TRAILER_BYTES) : 0;
     }
 
+    /**
+     * Replaces the cell's word with {@code node} and returns the word it held, through the guard's
+     * counted cas (a counting scheme moves the counts; for the others it is a CAS loop, which
+     * Words.xchg would be); the caller retires what it returns.
+     */
+    static long exchange(final Guard g, final long cell, final long node) {
+        while (true) {
+            final long old = Words.la(cell);
+            if (g.cas(cell, old, node)) {
+                return old;
+            }
+        }
+    }
+
     /** Unlinks the node of each of {@code count} cells at {@code cells} and retires it (from the calling thread); returns how many. */
     static long drainCells(final ReclaimDomain d, final long cells, final int count) {
         long n = 0;
         try (Guard g = d.pin()) {
             for (int c = 0; c < count; c++) {
-                final long old = Words.xchg(cells + (long) c * Long.BYTES, 0);
+                final long old = exchange(g, cells + (long) c * Long.BYTES, 0);
                 if (old != 0) {
                     assertNull(checkNode(old));
                     g.retire(old);

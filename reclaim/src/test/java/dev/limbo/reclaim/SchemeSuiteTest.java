@@ -7,6 +7,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.drain;
 import static dev.limbo.reclaim.ReclaimTestSupport.drainCells;
 import static dev.limbo.reclaim.ReclaimTestSupport.debugAllocator;
+import static dev.limbo.reclaim.ReclaimTestSupport.exchange;
 import static dev.limbo.reclaim.ReclaimTestSupport.leakedBytes;
 import static dev.limbo.reclaim.ReclaimTestSupport.leaks;
 import static dev.limbo.reclaim.ReclaimTestSupport.replaceAndRetire;
@@ -158,17 +159,17 @@ class SchemeSuiteTest {
         final long node = d.allocateExclusive();
         final long other = d.allocateExclusive();
         try {
-            Words.sr(cell, node);
             try (Guard g = d.pin()) {
+                g.store(cell, node);
                 assertTrue(g.protectIfEqual(0, cell, node), "the word equals the expected pointer");
                 assertInSection(d, g, node, true);
                 assertFalse(g.protectIfEqual(1, cell, other), "the word holds another pointer");
                 assertFalse(g.protectIfEqual(1, cell, 0), "the word is not null");
-                Words.sr(cell, node | 1);
+                g.store(cell, node | 1);
                 assertFalse(g.protectIfEqual(0, cell, node), "the word carries a mark the expected one lacks");
                 assertTrue(g.protectIfEqual(0, cell, node | 1), "the word equals the expected one, mark included");
                 assertInSection(d, g, node, true);
-                Words.sr(cell, 0);
+                g.store(cell, 0);
                 assertFalse(g.protectIfEqual(1, cell, node | 1), "the word became null");
             }
         } finally {
@@ -199,13 +200,13 @@ class SchemeSuiteTest {
         try {
             final long node = d.allocateExclusive();
             writeNode(node, seq(0, 9));
-            Words.sr(cell, node);
             try (Guard g = d.pin()) {
+                g.store(cell, node);
                 final long seen = Words.la(cell);
                 assertTrue(g.protectIfEqual(0, cell, seen));
                 runThreads(1, t -> {
                     try (Guard h = d.pin()) {
-                        h.retire(Words.xchg(cell, 0));
+                        h.retire(exchange(h, cell, 0));
                     }
                     for (int i = 0; i < 50; i++) {
                         try (Guard h = d.pin()) {
@@ -299,6 +300,136 @@ class SchemeSuiteTest {
         }
     }
 
+    /** The offset of the declared link in the nodes of {@link #linkedNodesStayWhileProtectedAndGoWithTheirHead}. */
+    private static final long LINK = Long.BYTES;
+
+    /**
+     * Nodes with a declared link ({@link ReclaimDomain#declareLinks}): writers publish pairs, a
+     * head whose link (written with the guard's initLink) holds a fresh tail, in shared cells, and
+     * retire both nodes of the pair they replace; readers protect a cell's head (slot 0), then its
+     * tail through the head's link (slot 1), confirm that the cell still holds the head (so that a
+     * scheme needing validation published slot 1 before the tail was retired), and re-read both
+     * while spinning. A counting scheme frees the tail in the destructor of its head, when the
+     * head's count reaches zero; every scheme keeps both intact while they are protected (debug
+     * allocator and domain: poison or a changed pattern shows a premature free), and afterwards
+     * every node is accounted for.
+     */
+    @ParameterizedTest
+    @MethodSource(ALL)
+    @Timeout(PROGRESS_TIMEOUT + 60)
+    void linkedNodesStayWhileProtectedAndGoWithTheirHead(final Scheme scheme) throws InterruptedException {
+        final LimboAllocator a = debugAllocator();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(2)
+                .debug(true).scanThreshold(8).minCalls(8).build();
+        d.declareLinks(LINK);
+        final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
+        final AtomicLong retired = new AtomicLong();
+        final Progress progress = new Progress(PROGRESS_TIMEOUT, "pairs replaced", 20_000, "pairs checked", 2_000,
+                "frees seen while running", leaks(scheme) ? 0 : 1);
+        boolean closed = false;
+        try {
+            runThreads(4, progress, t -> {
+                if (t < 2) {
+                    for (int k = 0; !progress.done(); k++) {
+                        try (Guard g = d.pin()) {
+                            final long tail = g.allocate();
+                            writeLinked(g, tail, seq(t, 2L * k), 0);
+                            final long head = g.allocate();
+                            writeLinked(g, head, seq(t, 2L * k + 1), tail);
+                            final long old = exchange(g, cells + (long) ((k * 3 + t) % CELLS) * Long.BYTES, head);
+                            if (old != 0) {
+                                final long oldTail = Words.lp(old + LINK);
+                                g.retire(old);
+                                g.retire(oldTail);
+                                retired.addAndGet(2);
+                            }
+                        }
+                        progress.add(0, 1);
+                        if (k % 256 == 255) {
+                            progress.observe(2, d.stats().freed());
+                        }
+                    }
+                } else {
+                    for (int k = t; !progress.done(); k++) {
+                        try (Guard g = d.pin()) {
+                            final long cell = cells + (long) (k % CELLS) * Long.BYTES;
+                            final long head = g.protect(0, cell);
+                            if (head == 0) {
+                                continue;
+                            }
+                            final long tail = g.protect(1, head + LINK);
+                            if (Words.la(cell) != head) {
+                                continue; // replaced meanwhile: the tail may have been retired before slot 1
+                            }
+                            final long headSeq = Words.lp(head);
+                            final long tailSeq = Words.lp(tail);
+                            String damage = null;
+                            for (int round = 0; round < 3 && damage == null; round++) {
+                                damage = checkLinked(head, headSeq, tail);
+                                if (damage == null) {
+                                    damage = checkLinked(tail, tailSeq, 0);
+                                }
+                                for (int spin = 0; spin < 32; spin++) {
+                                    Thread.onSpinWait();
+                                }
+                            }
+                            g.poll(); // a neutralizing scheme confirms the reads here, or restarts
+                            assertNull(damage);
+                            progress.add(1, 1);
+                        } catch (final Restart neutralized) {
+                            // debra+: the read phase was neutralized, its reads are void; read again
+                        }
+                    }
+                }
+            });
+            try (Guard g = d.pin()) {
+                for (int c = 0; c < CELLS; c++) {
+                    final long old = exchange(g, cells + (long) c * Long.BYTES, 0);
+                    if (old != 0) {
+                        final long oldTail = Words.lp(old + LINK);
+                        assertNull(checkLinked(old, Words.lp(old), oldTail));
+                        g.retire(old);
+                        g.retire(oldTail);
+                        retired.addAndGet(2);
+                    }
+                }
+            }
+            d.flush();
+            assertAllFreed(scheme, d.stats(), retired.get());
+            closed = true;
+            assertEquals(baseline + leakedBytes(scheme, retired.get()), closeAndMeasure(d, a, cells));
+        } finally {
+            if (!closed) {
+                d.close();
+                a.free(cells);
+            }
+        }
+    }
+
+    /** Writes a linked node: {@code seq} in word 0, {@code target} in its link (counted), the pattern in the rest. */
+    private static void writeLinked(final Guard g, final long node, final long seq, final long target) {
+        Words.sp(node, seq);
+        g.initLink(node + LINK, target);
+        for (int i = 2; i < ReclaimTestSupport.WORDS; i++) {
+            Words.sp(node + (long) i * Long.BYTES, ReclaimTestSupport.patternWord(seq, i));
+        }
+    }
+
+    /** {@link ReclaimTestSupport#checkNode} for a linked node whose link holds {@code target}. */
+    private static String checkLinked(final long node, final long seq, final long target) {
+        for (int i = 0; i < ReclaimTestSupport.WORDS; i++) {
+            final long v = Words.lp(node + (long) i * Long.BYTES);
+            final long want = i == 0 ? seq : i == 1 ? target : ReclaimTestSupport.patternWord(seq, i);
+            if (v != want) {
+                return String.format(java.util.Locale.ROOT,
+                        "node 0x%x word %d is 0x%x, expected 0x%x: it was freed or reused while protected%s",
+                        node, i, v, want, v == ReclaimTestSupport.POISON ? " (poisoned)" : "");
+            }
+        }
+        return null;
+    }
+
     // ------------------------------------------------------------------------------------- b
 
     /**
@@ -328,7 +459,7 @@ class SchemeSuiteTest {
                         if (k % 3 != 0) {
                             final long node = g.allocate();
                             writeNode(node, seq(t, k));
-                            final long old = Words.xchg(cell, node);
+                            final long old = exchange(g, cell, node);
                             if (old != 0) {
                                 g.retire(old);
                                 retired++;
@@ -555,7 +686,7 @@ class SchemeSuiteTest {
         try {
             final long node = d.allocateExclusive();
             writeNode(node, seq(0, 7));
-            Words.sr(cell, node);
+            publish(d, cell, node);
             runThreads(1, t -> {
                 final int id = Participants.current();
                 final Guard g = d.pin();
@@ -569,7 +700,7 @@ class SchemeSuiteTest {
                     assertInSection(d, g, node, true);
                     runThreads(1, u -> {
                         try (Guard h = d.pin()) {
-                            h.retire(Words.xchg(cell, 0));
+                            h.retire(exchange(h, cell, 0));
                         }
                         for (int i = 0; i < 20; i++) {
                             d.flush();
@@ -609,7 +740,7 @@ class SchemeSuiteTest {
                 readConfirmed(g, cells + (long) ((k * 7 + thread + 3) % CELLS) * Long.BYTES);
                 final long node = g.allocate();
                 writeNode(node, seq(thread, k));
-                final long old = Words.xchg(cell, node);
+                final long old = exchange(g, cell, node);
                 if (old != 0) {
                     g.retire(old);
                     retired++;
@@ -887,7 +1018,7 @@ class SchemeSuiteTest {
         try {
             final long node = d.allocateExclusive();
             writeNode(node, seq(0, 42));
-            Words.sr(cell, node);
+            publish(d, cell, node);
             final Guard outer = d.pin();
             try {
                 assertEquals(1, outer.depth());
@@ -907,7 +1038,7 @@ class SchemeSuiteTest {
                 runThreads(1, t -> {
                     try (Guard g = d.pin()) {
                         assertNotSame(outer, g);
-                        final long old = Words.xchg(cell, 0);
+                        final long old = exchange(g, cell, 0);
                         assertEquals(node, old);
                         g.retire(old);
                     }
@@ -947,6 +1078,8 @@ class SchemeSuiteTest {
     private static void assertInSection(final ReclaimDomain d, final Guard g, final long node, final boolean in) {
         if (d instanceof EpochDomain e && e.ebrShaped()) { // qsbr and nebr stay announced between sections
             assertEquals(in ? 1 : 0, ((EpochDomain) d).announcementOf(g.id) & 1, "announced active");
+        } else if (d instanceof LockFreeRefCounting rc) {
+            assertEquals(in, rc.holds(g, node), "a slot holds a count on the node");
         } else if (d instanceof HazardPointers) {
             boolean named = false;
             for (int w = 0; w < d.slotWords; w++) {
@@ -957,6 +1090,13 @@ class SchemeSuiteTest {
     }
 
     // ------------------------------------------------------------------------------------- helpers
+
+    /** Stores {@code node} into {@code cell} through a guard's counted store, in a section of its own. */
+    private static void publish(final ReclaimDomain d, final long cell, final long node) {
+        try (Guard g = d.pin()) {
+            g.store(cell, node);
+        }
+    }
 
     /**
      * After another thread unlinked and retired {@code node}, which {@code g} protects, and flushed

@@ -72,11 +72,26 @@ public final class RecordPool {
     private final long recordBytes;
     private final long localRecords;
     private final int sharedBlocks;
+    /** Whether records fresh from the allocator come zeroed ({@link #RecordPool(LimboAllocator, long, long, int, boolean)}). */
+    private final boolean zeroed;
     private final BlockStack shared = new BlockStack();
     private final AtomicInteger sharedCount = new AtomicInteger();
 
     public RecordPool(final LimboAllocator allocator, final long recordBytes, final long localRecords,
                       final int sharedBlocks) {
+        this(allocator, recordBytes, localRecords, sharedBlocks, false);
+    }
+
+    /**
+     * A pool whose records fresh from the allocator are zeroed when {@code zeroed}: a scheme that
+     * keeps state in a record across its reuse (lfrc's reference count, which a stray increment
+     * may touch while the record is free) then tells a fresh record (all zero) from a reused one.
+     * With {@code sharedBlocks == Integer.MAX_VALUE} and {@code localRecords > 0}, no record goes
+     * back to the allocator before {@link #drain}: the memory is type-stable.
+     */
+    public RecordPool(final LimboAllocator allocator, final long recordBytes, final long localRecords,
+                      final int sharedBlocks, final boolean zeroed) {
+        this.zeroed = zeroed;
         this.allocator = allocator;
         this.recordBytes = recordBytes;
         this.localRecords = localRecords;
@@ -97,7 +112,7 @@ public final class RecordPool {
                 return local.pop();
             }
         }
-        return allocator.allocate(recordBytes);
+        return zeroed ? allocator.allocateZeroed(recordBytes) : allocator.allocate(recordBytes);
     }
 
     /** Frees one record into {@code local}. */
