@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,12 +21,14 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.function.ToLongFunction;
+import java.util.stream.Stream;
 
 import static dev.limbo.structures.OffHeapStructure.RESERVED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,6 +48,37 @@ class EllenBstTest {
         for (int i = toClose.size() - 1; i >= 0; i--) {
             toClose.get(i).close();
         }
+    }
+
+    /**
+     * The schemes that can serve the tree: every scheme but the counting ones
+     * ({@link Capability#COUNTED_LINKS}), which refuse it ({@link #countingSchemesRefuseTheTree}).
+     */
+    static Stream<Scheme> schemes() {
+        return Arrays.stream(Scheme.values()).filter(Kind.ELLEN::servedBy);
+    }
+
+    /**
+     * Its records have two layouts (nodes and info records), so the tree declares no links, and a
+     * counting scheme, which must release a reclaimed record's links, refuses it with a clear
+     * exception before the tree allocates anything; the domain stays usable and leaks nothing.
+     */
+    @ParameterizedTest
+    @MethodSource("countingSchemes")
+    void countingSchemesRefuseTheTree(final Scheme scheme) {
+        final LimboAllocator a = LimboAllocator.create();
+        final long baseline = a.stats().bytesInUse();
+        final ReclaimDomain d = domain(scheme, a, false);
+        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> new EllenBst(d));
+        assertTrue(refused.getMessage().contains("declares none"), refused.getMessage());
+        assertNull(d.links(), "a refused declaration is not kept");
+        d.close();
+        assertEquals(baseline, a.stats().bytesInUse(), "bytes in use after close");
+    }
+
+    /** The schemes that refuse the tree. */
+    static Stream<Scheme> countingSchemes() {
+        return Arrays.stream(Scheme.values()).filter(s -> !Kind.ELLEN.servedBy(s));
     }
 
     private static ReclaimDomain domain(final Scheme scheme, final LimboAllocator alloc, final boolean debug) {
@@ -177,7 +210,7 @@ class EllenBstTest {
 
     /** 10^5 operations: a small key range (hits, deep helping-free churn) mixed with the edge keys. */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void sequentialAgainstTreeMap(final Scheme scheme) {
         final EllenBst t = tree(scheme, false);
         sequential(t, 1, 100_000, 4_999, rnd -> rnd.nextInt(8) == 0
@@ -186,7 +219,7 @@ class EllenBstTest {
 
     /** Keys anywhere in the range (extremes included), half of them reused so that get and remove hit. */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void sequentialLargeKeyRange(final Scheme scheme) {
         final EllenBst t = tree(scheme, true);
         final long[] used = new long[512];
@@ -209,7 +242,7 @@ class EllenBstTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void ascendingAndDescendingRuns(final Scheme scheme) {
         // degenerate (list-shaped) trees: deep paths
         final EllenBst t = tree(scheme, false);
@@ -234,7 +267,7 @@ class EllenBstTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void extremeKeysAndValues(final Scheme scheme) {
         final EllenBst t = tree(scheme, false);
         final long[] keys = {Long.MIN_VALUE, -1, 0, 1, Long.MAX_VALUE - 1};
@@ -319,7 +352,7 @@ class EllenBstTest {
      * keyed k.
      */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void stalledRemoversAreHelped(final Scheme scheme) {
         final LimboAllocator alloc = LimboAllocator.builder().debug(true).build();
         final long baseline = alloc.stats().bytesInUse();
@@ -387,7 +420,7 @@ class EllenBstTest {
      * p the node keyed 40, whose CLEAN word names the IInfo of the insert of 50.
      */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void aPendingDeleteHoldsTheInfoRecordItsMarkExpects(final Scheme scheme) {
         final EllenBst t = tree(scheme, true);
         for (long k = 10; k <= 50; k += 10) {
@@ -514,7 +547,7 @@ class EllenBstTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void concurrentStress(final Scheme scheme) throws Exception {
         final EllenBst t = tree(scheme, false);
         stress(t, 3, 60_000, 42);
@@ -531,7 +564,7 @@ class EllenBstTest {
      * so a use after free reads garbage (wrong results, or an offset outside the region).
      */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void concurrentStressDebug(final Scheme scheme) throws Exception {
         final EllenBst t = tree(scheme, true);
         stress(t, 4, 15_000, 44);
@@ -539,7 +572,7 @@ class EllenBstTest {
 
     /** All threads on a tiny shared range: maximal helping, flags met at every step. */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void contendedSmallRange(final Scheme scheme) throws Exception {
         final EllenBst t = tree(scheme, true);
         final int threads = 4;
@@ -592,7 +625,7 @@ class EllenBstTest {
      * plus exactly the records it retired and leaks by design).
      */
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void memoryReturnsToBaseline(final Scheme scheme) throws Exception {
         final LimboAllocator alloc = LimboAllocator.create();
         final long baseline = alloc.stats().bytesInUse();
@@ -669,7 +702,7 @@ class EllenBstTest {
     @Test
     void validationFollowsTheCapability() throws Exception {
         final LimboAllocator a = LimboAllocator.create();
-        for (final Scheme scheme : Scheme.values()) {
+        for (final Scheme scheme : (Iterable<Scheme>) schemes()::iterator) {
             try (ReclaimDomain d = domain(scheme, a, false); EllenBst t = new EllenBst(d)) {
                 assertEquals(d.has(Capability.PROTECTION_NEEDS_VALIDATION), t.validates, scheme.id());
             }
@@ -683,7 +716,7 @@ class EllenBstTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Scheme.class)
+    @MethodSource("schemes")
     void reservedKeyAndValueAreRejected(final Scheme scheme) {
         final EllenBst t = tree(scheme, false);
         final long k = OffHeapStructure.RESERVED_KEY;
