@@ -177,7 +177,7 @@ final class LockFreeRefCounting extends ReclaimDomain {
             final long next = c == ONE ? FREED : c - ONE;
             final long seen = Words.cae(word, c, next); // (4)
             if (seen == c) {
-                return next == FREED;
+                return c == ONE; // the claim; a stray's release on a free record (FREED | ONE -> FREED) is none
             }
             c = seen;
         }
