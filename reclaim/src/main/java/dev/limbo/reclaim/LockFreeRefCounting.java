@@ -3,6 +3,7 @@ package dev.limbo.reclaim;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
 
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -36,8 +37,9 @@ import java.util.Locale;
  * Reclaim: a release is a CAS loop (4) from h to h - ONE, except that h == ONE (the last unit,
  * FREED clear) goes to FREED: the claim. Exactly one release claims a record, and the claimer
  * runs the destructor: it releases the targets of the record's declared links (the claims these
- * make go on a work bag, so a chain of any length is released iteratively), poisons the record
- * in debug mode, and frees it to the pool.
+ * make go on a work bag, so a chain of any length is released iteratively) and clears them (a
+ * record handed out again links nothing until the structure's initLink: a fresh one is zeroed),
+ * poisons its other words in debug mode, and frees it to the pool.
  * Never revived: FREED, once set by the claim, is cleared only when the pool hands the record out
  * again (initHeader (8), by the thread that popped it); increments and decrements never touch it,
  * and a release never claims a record whose FREED is set (h - ONE keeps the bit). An increment
@@ -438,19 +440,26 @@ final class LockFreeRefCounting extends ReclaimDomain {
             freeFrom(dead, dead.size());
         }
 
-        /** Releases what {@code x}'s links hold (claims go on the work list); poisons it in debug mode. */
+        /**
+         * Releases what {@code x}'s links hold (claims go on the work list) and clears the links, so
+         * that a record handed out again links nothing until the structure initializes it; in debug
+         * mode, poisons its other words.
+         */
         private void releaseLinks(final long x, final long[] links) {
-            if (links != null) {
-                for (final long offset : links) {
-                    final long child = Words.lp(x + offset) & ~MARK_BITS;
-                    if (child != 0 && rc.decrement(child)) {
-                        work.add(child);
+            if (rc.debug) {
+                for (long o = 0; o < rc.recordBytes; o += Long.BYTES) {
+                    if (links == null || Arrays.binarySearch(links, o) < 0) {
+                        Words.sp(x + o, POISON);
                     }
                 }
             }
-            if (rc.debug) {
-                for (long o = 0; o < rc.recordBytes; o += Long.BYTES) {
-                    Words.sp(x + o, POISON);
+            if (links != null) {
+                for (final long offset : links) {
+                    final long child = Words.lp(x + offset) & ~MARK_BITS;
+                    Words.sp(x + offset, 0L);
+                    if (child != 0 && rc.decrement(child)) {
+                        work.add(child);
+                    }
                 }
             }
         }
