@@ -43,7 +43,8 @@ public class ReclaimGuardPtr {
             "token-naive", "token-passfirst", "token-periodic", "token-af",
             "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
             "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af",
-            "stampit"})
+            "stampit",
+            "lfrc"})
     public String scheme;
 
     private LimboAllocator allocator;

@@ -24,7 +24,8 @@ public class SchemeState {
             "token-naive", "token-passfirst", "token-periodic", "token-af",
             "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
             "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af",
-            "stampit"})
+            "stampit",
+            "lfrc"})
     public String scheme;
 
     LimboAllocator allocator;
