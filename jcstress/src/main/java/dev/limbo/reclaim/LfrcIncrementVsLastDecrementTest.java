@@ -62,7 +62,7 @@ public final class LfrcIncrementVsLastDecrementTest {
         boolean freedByUnlinker;
 
         /** LockFreeRefCounting.decrement: returns whether this release claimed r. */
-        final boolean release() {
+        boolean release() {
             long c = Words.lv(count);
             while (true) {
                 final long next = c == ONE ? FREED : c - ONE;
@@ -72,6 +72,23 @@ public final class LfrcIncrementVsLastDecrementTest {
                 }
                 c = seen;
             }
+        }
+
+        /**
+         * The protector: 1 if it holds r, 0 if it backed off (releasing its increment, and freeing r
+         * if that release claimed it). Without {@code revalidate}, it holds r after the increment.
+         */
+        final int protect(final boolean revalidate) {
+            final long q = Words.la(cell); // (1)
+            if (q == 0) {
+                return 0;
+            }
+            Words.xadd(count, ONE); // (2)
+            if (!revalidate || Words.la(cell) == q) { // (3)
+                return 1;
+            }
+            freedByProtector = release(); // a stray: r may have been freed since (1)
+            return 0;
         }
 
         /** The unlinker: CAS r -> 0, then release the cell's reference. */
@@ -100,18 +117,7 @@ public final class LfrcIncrementVsLastDecrementTest {
     public static class Counted extends Base {
         @Actor
         public void protect(final III_Result r) {
-            final long q = Words.la(cell); // (1)
-            if (q == 0) {
-                r.r1 = 0;
-                return;
-            }
-            Words.xadd(count, ONE); // (2)
-            if (Words.la(cell) == q) { // (3)
-                r.r1 = 1;
-                return;
-            }
-            freedByProtector = release(); // a stray: r may have been freed since (1)
-            r.r1 = 0;
+            r.r1 = protect(true);
         }
 
         @Actor
@@ -142,13 +148,7 @@ public final class LfrcIncrementVsLastDecrementTest {
     public static class BrokenNoRevalidation extends Base {
         @Actor
         public void protect(final III_Result r) {
-            final long q = Words.la(cell); // (1)
-            if (q == 0) {
-                r.r1 = 0;
-                return;
-            }
-            Words.xadd(count, ONE); // (2), and no (3)
-            r.r1 = 1;
+            r.r1 = protect(false); // (2), and no (3)
         }
 
         @Actor
@@ -179,31 +179,19 @@ public final class LfrcIncrementVsLastDecrementTest {
     @State
     public static class BrokenDecrementWithoutClaim extends Base {
         /** A release without the claim: whoever takes the count from ONE to zero frees. */
-        private boolean releaseWithoutClaim() {
+        @Override
+        boolean release() {
             return Words.xadd(count, -ONE) == ONE;
         }
 
         @Actor
         public void protect(final III_Result r) {
-            final long q = Words.la(cell); // (1)
-            if (q == 0) {
-                r.r1 = 0;
-                return;
-            }
-            Words.xadd(count, ONE); // (2)
-            if (Words.la(cell) == q) { // (3)
-                r.r1 = 1;
-                return;
-            }
-            freedByProtector = releaseWithoutClaim();
-            r.r1 = 0;
+            r.r1 = protect(true);
         }
 
         @Actor
         public void unlink() {
-            if (Words.cas(cell, node, 0)) {
-                freedByUnlinker = releaseWithoutClaim();
-            }
+            unlinkAndRelease();
         }
 
         @Arbiter

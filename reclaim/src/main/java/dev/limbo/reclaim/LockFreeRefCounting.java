@@ -157,7 +157,7 @@ final class LockFreeRefCounting extends ReclaimDomain {
      */
     @Override
     void initHeader(final long header) {
-        final long c = Words.lv(header); // (8): FREED changes only by the claim and here
+        final long c = Words.lv(header); // (8): FREED is set by a claim or (9), cleared only here, by the popper
         Words.xadd(header, ONE - (c & FREED)); // (8)
     }
 
@@ -168,12 +168,12 @@ final class LockFreeRefCounting extends ReclaimDomain {
 
     /** Adds a reference to the record {@code ptr} (2). */
     void increment(final long ptr) {
-        Words.xadd(ptr + recordBytes, ONE); // (2)
+        Words.xadd(countWord(ptr), ONE); // (2)
     }
 
     /** Drops a reference to {@code ptr} (4); returns whether this call claimed the record (its last reference). */
     boolean decrement(final long ptr) {
-        final long word = ptr + recordBytes;
+        final long word = countWord(ptr);
         long c = Words.lv(word);
         while (true) {
             final long next = c == ONE ? FREED : c - ONE;

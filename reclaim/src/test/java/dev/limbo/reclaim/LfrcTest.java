@@ -7,7 +7,9 @@ import static dev.limbo.reclaim.ReclaimTestSupport.closeAndMeasure;
 import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
+import static dev.limbo.reclaim.SchemeSuiteTest.LINK;
 import static dev.limbo.reclaim.SchemeSuiteTest.exchange;
+import static dev.limbo.reclaim.SchemeSuiteTest.writeLinked;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -29,7 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Lock-free reference counting ({@link LockFreeRefCounting}) beyond the shared suite: the counts
+ * Lock-free reference counting ({@link LockFreeRefCounting}) beyond the shared suite (whose linked
+ * nodes, {@link SchemeSuiteTest#writeLinked}, these tests use: word 0 a sequence number, word 1 the
+ * link, the rest a pattern): the counts
  * equal the references once quiescent, a long chain goes with one release and no deep stack, a
  * counted record is never freed, freeExclusive frees into the scheme's own pool and releases what
  * the record links, an empty link set is refused, the garbage bound K * (1 + R) holds under a
@@ -38,9 +42,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class LfrcTest {
 
-    /** The nodes' link: word 1 (word 0 is the sequence number, words 2 and 3 a pattern). */
-    private static final long LINK = Long.BYTES;
-
     private static ReclaimDomain.Builder lfrc(final LimboAllocator a) {
         return ReclaimDomain.builder(Scheme.LFRC).allocator(a).recordBytes(RECORD);
     }
@@ -48,15 +49,6 @@ class LfrcTest {
     /** The references counted on {@code ptr} (its count word without FREED). */
     private static long count(final ReclaimDomain d, final long ptr) {
         return Words.lv(((LockFreeRefCounting) d).countWord(ptr)) / LockFreeRefCounting.ONE;
-    }
-
-    /** Writes a node with a link: {@code seq}, the link (counted), the pattern. */
-    private static void writeLinked(final Guard g, final long node, final long seq, final long target) {
-        Words.sp(node, seq);
-        g.initLink(node + LINK, target);
-        for (int i = 2; i < ReclaimTestSupport.WORDS; i++) {
-            Words.sp(node + (long) i * Long.BYTES, ReclaimTestSupport.patternWord(seq, i));
-        }
     }
 
     /** Whether words 0, 2 and 3 of {@code node} still hold {@code seq}'s pattern. */

@@ -79,8 +79,7 @@ class SchemeSuiteTest {
     void noNodeIsFreedWhileProtectedOrPinned(final Scheme scheme) throws InterruptedException {
         final LimboAllocator a = debugAllocator();
         final long baseline = a.stats().bytesInUse();
-        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(2)
-                .debug(true).scanThreshold(8).minCalls(8).build();
+        final ReclaimDomain d = busyDebugDomain(scheme, a, 2);
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final int writers = 2;
         final int readers = 2;
@@ -242,8 +241,7 @@ class SchemeSuiteTest {
     void noNodeIsFreedWhileProtectedByProtectIfEqual(final Scheme scheme) throws InterruptedException {
         final LimboAllocator a = debugAllocator();
         final long baseline = a.stats().bytesInUse();
-        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(1)
-                .debug(true).scanThreshold(8).minCalls(8).build();
+        final ReclaimDomain d = busyDebugDomain(scheme, a, 1);
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final int writers = 2;
         final int readers = 2;
@@ -301,7 +299,7 @@ class SchemeSuiteTest {
     }
 
     /** The offset of the declared link in the nodes of {@link #linkedNodesStayWhileProtectedAndGoWithTheirHead}. */
-    private static final long LINK = Long.BYTES;
+    static final long LINK = Long.BYTES;
 
     /**
      * Nodes with a declared link ({@link ReclaimDomain#declareLinks}): writers publish pairs, a
@@ -320,8 +318,7 @@ class SchemeSuiteTest {
     void linkedNodesStayWhileProtectedAndGoWithTheirHead(final Scheme scheme) throws InterruptedException {
         final LimboAllocator a = debugAllocator();
         final long baseline = a.stats().bytesInUse();
-        final ReclaimDomain d = ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(2)
-                .debug(true).scanThreshold(8).minCalls(8).build();
+        final ReclaimDomain d = busyDebugDomain(scheme, a, 2);
         d.declareLinks(LINK);
         final long cells = a.allocateZeroed(CELLS * (long) Long.BYTES);
         final AtomicLong retired = new AtomicLong();
@@ -408,7 +405,7 @@ class SchemeSuiteTest {
     }
 
     /** Writes a linked node: {@code seq} in word 0, {@code target} in its link (counted), the pattern in the rest. */
-    private static void writeLinked(final Guard g, final long node, final long seq, final long target) {
+    static void writeLinked(final Guard g, final long node, final long seq, final long target) {
         Words.sp(node, seq);
         g.initLink(node + LINK, target);
         for (int i = 2; i < ReclaimTestSupport.WORDS; i++) {
@@ -1090,6 +1087,16 @@ class SchemeSuiteTest {
     }
 
     // ------------------------------------------------------------------------------------- helpers
+
+    /**
+     * A debug domain (no pool: every free reaches the debug allocator {@code a}, which poisons it)
+     * with {@code slots} slots, scanning and advancing often, for the tests that race readers
+     * against writers.
+     */
+    private static ReclaimDomain busyDebugDomain(final Scheme scheme, final LimboAllocator a, final int slots) {
+        return ReclaimDomain.builder(scheme).allocator(a).recordBytes(RECORD).slots(slots).debug(true)
+                .scanThreshold(8).minCalls(8).build();
+    }
 
     /** Stores {@code node} into {@code cell} through a guard's counted store, in a section of its own. */
     private static void publish(final ReclaimDomain d, final long cell, final long node) {
