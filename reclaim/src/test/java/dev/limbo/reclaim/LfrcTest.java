@@ -8,7 +8,7 @@ import static dev.limbo.reclaim.ReclaimTestSupport.runThreads;
 import static dev.limbo.reclaim.ReclaimTestSupport.seq;
 import static dev.limbo.reclaim.ReclaimTestSupport.writeNode;
 import static dev.limbo.reclaim.SchemeSuiteTest.LINK;
-import static dev.limbo.reclaim.SchemeSuiteTest.exchange;
+import static dev.limbo.reclaim.ReclaimTestSupport.exchange;
 import static dev.limbo.reclaim.SchemeSuiteTest.writeLinked;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

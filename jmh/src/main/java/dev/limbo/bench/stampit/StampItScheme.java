@@ -21,7 +21,8 @@ public class StampItScheme {
             "token-naive", "token-passfirst", "token-periodic", "token-af",
             "ibr", "he", "wfe", "ibr-af", "he-af", "wfe-af",
             "nbr", "nbr+", "nbr-af", "nbr+-af", "hp-af",
-            "stampit"})
+            "stampit",
+            "lfrc"})
     public String scheme;
 
     LimboAllocator allocator;
