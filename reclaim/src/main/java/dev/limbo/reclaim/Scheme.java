@@ -82,7 +82,6 @@ public enum Scheme {
      */
     STAMPIT("stampit"),
     /**
-
      * Lock-free reference counting (Valois 1995, corrected by Michael and Scott 1995): every link
      * and every guard slot counts; a record is freed when its count reaches zero after its retire.
      * Type-stable memory; refuses structures without declared links; cycles leak.
