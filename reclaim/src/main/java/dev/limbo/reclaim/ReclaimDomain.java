@@ -910,7 +910,10 @@ public abstract class ReclaimDomain implements AutoCloseable {
      * The most retired records one thread may hold unreclaimed while {@code threads} threads use
      * the domain, even if one of them stalls inside a section forever: the scheme's proven garbage
      * bound (each scheme's documentation gives its formula), or {@link Long#MAX_VALUE} for the
-     * schemes that a stalled thread stops (the epoch family, Token-EBR, Stamp-it, {@code none}).
+     * schemes that a stalled thread stops (the epoch family, Token-EBR, Stamp-it, {@code none}) and
+     * for {@code lfrc} over structures with links (a held record keeps what it links to). The era
+     * schemes ({@code ibr}, {@code he}, {@code wfe}) may hold back, beyond it, the records that
+     * were alive when the stall began: a stalled reservation covers their lifetimes.
      * All threads together hold at most {@code threads} times as many. Robust schemes have a
      * finite bound: pick one of them when a thread may be descheduled or stalled in a section.
      *

@@ -952,7 +952,10 @@ class SchemeSuiteTest {
                 if (!d.has(Capability.NEUTRALIZATION)) {
                     assertTrue(inLimbo >= 1, scheme + " freed the node that the stalled thread protects");
                 }
-                assertTrue(bound < retiredDuringStall, "the bound must be below the retires to mean anything");
+                // the bound grows with the participant ids that earlier tests left in use, and may then
+                // exceed the retires: the garbage itself must stay well below them
+                assertTrue(4 * max < retiredDuringStall, scheme + " kept " + max + " of " + retiredDuringStall
+                        + " records retired during the stall: the stalled thread held reclamation back");
             }
             if (leaks(scheme)) {
                 assertEquals(warmup - 1 + retiredDuringStall, inLimbo);
