@@ -249,12 +249,12 @@ class NbrTest {
             replaceAndRetire(d, cell, seq(0, k++));
         }
         final long safe = k - 1; // the first found the cell empty; nothing is protected now
+        assertTrue(safe > 10, "scanned " + safe); // this thread's own retires: enough for the 10 pins below
         assertEquals(0, d.stats().freed(), "a scan freed at once: " + d.stats());
         for (int pins = 1; pins <= 10; pins++) {
             d.pin().close();
             assertEquals(pins, d.stats().freed(), "one free per pin: " + d.stats());
         }
-        assertTrue(safe > 10, "scanned " + safe);
         drainFlushAndClose(d, a, baseline, k, cell);
     }
 
