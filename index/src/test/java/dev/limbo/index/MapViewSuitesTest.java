@@ -15,6 +15,8 @@ import java.util.stream.Stream;
 import junit.framework.Test;
 import junit.framework.TestFailure;
 import junit.framework.TestResult;
+import junit.framework.TestSuite;
+import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -24,8 +26,9 @@ import org.junit.jupiter.api.TestFactory;
  * {@code asMap()} of every map ({@link IndexMap#all()}). The navigable builder derives sub-map,
  * descending, key-set, entry-set and values suites: about 33,000 JUnit 3 tests per map.
  *
- * <p>Each (map, view) pair is one dynamic test that runs the whole suite, prints how many testlib
- * tests ran, and fails listing the first failures. Two costs are avoided: reporting each testlib
+ * <p>Each (map, view) pair is a dynamic container with one dynamic test per top-level part of the
+ * suite (the map's own testers, then each derived suite); each prints how many testlib tests it ran
+ * and fails listing the first failures. Two costs are avoided: reporting each testlib
  * test to surefire on its own (the vintage engine) took several times the tests' own run time, and
  * each suite is built once and run over every map in turn ({@link LongMapGenerator#use}).
  */
@@ -34,28 +37,38 @@ final class MapViewSuitesTest {
     private static final LimboAllocator ALLOCATOR = LimboAllocator.builder().checked(true).build();
     private static final LongMapGenerator.Navigable NAVIGABLE = new LongMapGenerator.Navigable(ALLOCATOR);
     private static final LongMapGenerator PLAIN = new LongMapGenerator(ALLOCATOR);
-    private static Test navigableSuite;
-    private static Test plainSuite;
+    private static TestSuite navigableSuite;
+    private static TestSuite plainSuite;
 
     @TestFactory
-    Stream<DynamicTest> testlibSuites() {
-        final List<DynamicTest> tests = new ArrayList<>();
+    Stream<DynamicContainer> testlibSuites() {
+        final List<DynamicContainer> suites = new ArrayList<>();
         for (IndexMap kind : IndexMap.all()) {
+            // the builders make maps too (closed by the first tear-down)
             if (kind.ordered()) {
-                tests.add(DynamicTest.dynamicTest(kind + " asNavigableMap", () -> {
-                    NAVIGABLE.use(kind);
-                    run(kind + " asNavigableMap", navigableSuite());
-                }));
+                NAVIGABLE.use(kind);
+                suites.add(parts(kind + " asNavigableMap", navigableSuite(), () -> NAVIGABLE.use(kind)));
             }
-            tests.add(DynamicTest.dynamicTest(kind + " asMap", () -> {
-                PLAIN.use(kind);
-                run(kind + " asMap", plainSuite());
-            }));
+            PLAIN.use(kind);
+            suites.add(parts(kind + " asMap", plainSuite(), () -> PLAIN.use(kind)));
         }
-        return tests.stream();
+        return suites.stream();
     }
 
-    private static Test navigableSuite() {
+    /** One dynamic test per top-level part of a testlib suite (the map's testers, each derived suite). */
+    private static DynamicContainer parts(String name, TestSuite suite, Runnable choose) {
+        final List<DynamicTest> parts = new ArrayList<>();
+        for (Test part : Collections.list(suite.tests())) {
+            final String partName = name + ": " + (part instanceof TestSuite s ? s.getName() : part.toString());
+            parts.add(DynamicTest.dynamicTest(partName, () -> {
+                choose.run();
+                run(partName, part);
+            }));
+        }
+        return DynamicContainer.dynamicContainer(name, parts);
+    }
+
+    private static TestSuite navigableSuite() {
         if (navigableSuite == null) {
             navigableSuite = ConcurrentNavigableMapTestSuiteBuilder.using(NAVIGABLE)
                     .named("asNavigableMap")
@@ -67,7 +80,7 @@ final class MapViewSuitesTest {
         return navigableSuite;
     }
 
-    private static Test plainSuite() {
+    private static TestSuite plainSuite() {
         if (plainSuite == null) {
             plainSuite = ConcurrentMapTestSuiteBuilder.using(PLAIN)
                     .named("asMap")
