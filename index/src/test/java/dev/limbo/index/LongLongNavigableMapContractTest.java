@@ -145,57 +145,67 @@ final class LongLongNavigableMapContractTest {
         };
     }
 
+    /** A random range of a scan, cursor or sub-map: bounds in order, unless {@code mayBeReversed} lets one in eight stay reversed (an empty range). */
+    private record Range(long from, boolean fromInclusive, long to, boolean toInclusive, boolean descending) {
+
+        static Range random(Random rnd, long[] keys, boolean mayBeReversed) {
+            long from = bound(rnd, keys);
+            long to = bound(rnd, keys);
+            if (from > to && !(mayBeReversed && rnd.nextInt(8) == 0)) {
+                final long t = from;
+                from = to;
+                to = t;
+            }
+            return new Range(from, rnd.nextBoolean(), to, rnd.nextBoolean(), rnd.nextBoolean());
+        }
+
+        List<Map.Entry<Long, Long>> of(NavigableMap<Long, Long> model) {
+            return range(model, from, fromInclusive, to, toInclusive, descending);
+        }
+
+        /** Whether the range is {@code [from, to)}, what the two-bound shortcuts take. */
+        boolean halfOpen() {
+            return fromInclusive && !toInclusive;
+        }
+
+        @Override
+        public String toString() {
+            return (fromInclusive ? "[" : "(") + from + ", " + to + (toInclusive ? "]" : ")")
+                    + (descending ? " descending" : "");
+        }
+    }
+
     private static void checkScan(LongLongNavigableMap map, NavigableMap<Long, Long> model, Random rnd,
             long[] keys, String what) {
-        long from = bound(rnd, keys);
-        long to = bound(rnd, keys);
-        if (rnd.nextInt(8) != 0 && from > to) {
-            final long t = from;
-            from = to;
-            to = t;
-        }
-        final boolean fi = rnd.nextBoolean();
-        final boolean ti = rnd.nextBoolean();
-        final boolean desc = rnd.nextBoolean();
+        final Range r = Range.random(rnd, keys, true);
         final int stopAfter = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(5) : Integer.MAX_VALUE;
-        final List<Map.Entry<Long, Long>> expected = range(model, from, fi, to, ti, desc);
-        final List<Map.Entry<Long, Long>> expectedSeen = expected.subList(0, Math.min(stopAfter, expected.size()));
+        final List<Map.Entry<Long, Long>> expected = r.of(model);
         final List<Map.Entry<Long, Long>> seen = new ArrayList<>();
-        final long visited = map.scan(from, fi, to, ti, desc, (k, v) -> {
+        final long visited = map.scan(r.from(), r.fromInclusive(), r.to(), r.toInclusive(), r.descending(), (k, v) -> {
             seen.add(Map.entry(k, v));
             return seen.size() < stopAfter;
         });
-        final String scan = what + " scan " + (fi ? "[" : "(") + from + ", " + to + (ti ? "]" : ")")
-                + (desc ? " descending" : "") + " stop after " + stopAfter;
-        assertEquals(expectedSeen, seen, scan);
+        final String scan = what + " scan " + r + " stop after " + stopAfter;
+        assertEquals(expected.subList(0, Math.min(stopAfter, expected.size())), seen, scan);
         assertEquals(seen.size(), visited, scan + ": the count");
-        if (fi && !ti && !desc) {
+        if (r.halfOpen()) {
             final List<Map.Entry<Long, Long>> plain = new ArrayList<>();
-            map.scan(from, to, (k, v) -> plain.add(Map.entry(k, v)));
-            assertEquals(expected, plain, scan + " via scan(from, to)");
-        }
-        if (fi && !ti && desc) {
-            final List<Map.Entry<Long, Long>> plain = new ArrayList<>();
-            map.scanDescending(from, to, (k, v) -> plain.add(Map.entry(k, v)));
-            assertEquals(expected, plain, scan + " via scanDescending(from, to)");
+            final LongLongPredicate all = (k, v) -> plain.add(Map.entry(k, v));
+            if (r.descending()) {
+                map.scanDescending(r.from(), r.to(), all);
+            } else {
+                map.scan(r.from(), r.to(), all);
+            }
+            assertEquals(expected, plain, scan + " via the [from, to) form");
         }
     }
 
     private static void checkCursor(LongLongNavigableMap map, NavigableMap<Long, Long> model, Random rnd,
             long[] keys, String what) {
-        long from = bound(rnd, keys);
-        long to = bound(rnd, keys);
-        if (from > to) {
-            final long t = from;
-            from = to;
-            to = t;
-        }
-        final boolean fi = rnd.nextBoolean();
-        final boolean ti = rnd.nextBoolean();
-        final boolean desc = rnd.nextBoolean();
-        final List<Map.Entry<Long, Long>> expected = range(model, from, fi, to, ti, desc);
+        final Range r = Range.random(rnd, keys, false);
         final List<Map.Entry<Long, Long>> seen = new ArrayList<>();
-        try (LongLongCursor c = fi && !ti ? map.cursor(from, to, desc) : map.cursor(from, fi, to, ti, desc)) {
+        try (LongLongCursor c = r.halfOpen() ? map.cursor(r.from(), r.to(), r.descending())
+                : map.cursor(r.from(), r.fromInclusive(), r.to(), r.toInclusive(), r.descending())) {
             assertThrows(IllegalStateException.class, c::key, "key() before next()");
             while (c.next()) {
                 seen.add(Map.entry(c.key(), c.value()));
@@ -204,28 +214,19 @@ final class LongLongNavigableMapContractTest {
             assertFalse(c.next(), "next() after the end");
             c.close();
         }
-        assertEquals(expected, seen, what + " cursor " + (fi ? "[" : "(") + from + ", " + to + (ti ? "]" : ")")
-                + (desc ? " descending" : ""));
+        assertEquals(r.of(model), seen, what + " cursor " + r);
     }
 
     private static void checkSubMapView(ConcurrentNavigableMap<Long, Long> view, NavigableMap<Long, Long> model,
             Random rnd, long[] keys, String what) {
-        long from = bound(rnd, keys);
-        long to = bound(rnd, keys);
-        if (from > to) {
-            final long t = from;
-            from = to;
-            to = t;
-        }
-        final boolean fi = rnd.nextBoolean();
-        final boolean ti = rnd.nextBoolean();
-        NavigableMap<Long, Long> expected = model.subMap(from, fi, to, ti);
-        NavigableMap<Long, Long> actual = view.subMap(from, fi, to, ti);
-        if (rnd.nextBoolean()) {
+        final Range r = Range.random(rnd, keys, false);
+        NavigableMap<Long, Long> expected = model.subMap(r.from(), r.fromInclusive(), r.to(), r.toInclusive());
+        NavigableMap<Long, Long> actual = view.subMap(r.from(), r.fromInclusive(), r.to(), r.toInclusive());
+        if (r.descending()) {
             expected = expected.descendingMap();
             actual = actual.descendingMap();
         }
-        final String sub = what + " subMap " + (fi ? "[" : "(") + from + ", " + to + (ti ? "]" : ")");
+        final String sub = what + " subMap " + r;
         assertEquals(new ArrayList<>(expected.entrySet()), new ArrayList<>(actual.entrySet()), sub);
         assertEquals(expected.size(), actual.size(), sub);
         assertEquals(expected.firstEntry(), actual.firstEntry(), sub);
@@ -233,7 +234,7 @@ final class LongLongNavigableMapContractTest {
         final long q = bound(rnd, keys);
         assertEquals(expected.lowerEntry(q), actual.lowerEntry(q), sub + " lower " + q);
         assertEquals(expected.ceilingKey(q), actual.ceilingKey(q), sub + " ceiling " + q);
-        final long h = Math.max(from, Math.min(to, q));
+        final long h = Math.max(r.from(), Math.min(r.to(), q));
         assertEquals(expected.headMap(h, false).keySet().stream().toList(),
                 List.copyOf(actual.headMap(h, false).keySet()), sub + " head " + h);
         assertEquals(expected.tailMap(h, false).keySet().stream().toList(),
