@@ -477,7 +477,12 @@ public final class BrownAbTree extends OffHeapStructure {
      * removes summed over stripes while they change. Not linearizable.
      */
     public long size() {
-        return entries.sum();
+        final int op = enter();
+        try {
+            return entries.sum();
+        } finally {
+            exit(op);
+        }
     }
 
     /** Records the tree holds (nodes and attached SCX records, plus those of updates in progress); exact when quiescent. */
