@@ -2,6 +2,7 @@ package dev.limbo.index;
 
 import dev.limbo.allocator.LimboAllocator;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * A map the map-level tests and the view suites run over: a name, whether it is ordered (a
@@ -13,6 +14,14 @@ import java.util.List;
  */
 record IndexMap(String name, boolean ordered, Maker maker) {
 
+    /** The reference map: {@link ReferenceLongLongMap}. */
+    static final IndexMap REFERENCE = new IndexMap("reference", true,
+            (allocator, missing) -> new ReferenceLongLongMap(missing));
+
+    private static final List<IndexMap> OFF_HEAP = List.of(
+            new IndexMap("OffHeapLongMap", true, (allocator, missing) ->
+                    OffHeapLongMap.builder().allocator(allocator).missingValue(missing).build()));
+
     /** Makes a map. */
     @FunctionalInterface
     interface Maker {
@@ -23,19 +32,23 @@ record IndexMap(String name, boolean ordered, Maker maker) {
         return maker.create(allocator, missingValue);
     }
 
-    LongLongNavigableMap createOrdered(LimboAllocator allocator, long missingValue) {
-        return (LongLongNavigableMap) maker.create(allocator, missingValue);
-    }
-
     @Override
     public String toString() {
         return name;
     }
 
-    /** Every map under test; the ordered ones also serve as plain {@link LongLongMap}s. */
+    /**
+     * Every map under test: the reference map (a test double over {@code ConcurrentSkipListMap},
+     * a control for the tests' own expectations) and the off-heap maps. The ordered ones also serve
+     * as plain {@link LongLongMap}s.
+     */
     static List<IndexMap> all() {
-        return List.of(
-                new IndexMap("reference", true, (allocator, missing) -> new ReferenceLongLongMap(missing)));
+        return Stream.concat(Stream.of(REFERENCE), offHeap().stream()).toList();
+    }
+
+    /** The off-heap maps, each with its builder's default scheme. */
+    static List<IndexMap> offHeap() {
+        return OFF_HEAP;
     }
 
     /** The ordered maps under test. */

@@ -83,7 +83,7 @@ final class LongLongNavigableMapContractTest {
             final long k = keys[rnd.nextInt(keys.length)];
             final long q = rnd.nextInt(4) == 0 ? rnd.nextLong() : keys[rnd.nextInt(keys.length)] + rnd.nextInt(3) - 1;
             final long v = values[rnd.nextInt(values.length)];
-            final int op = rnd.nextInt(24);
+            final int op = rnd.nextInt(40);
             final String what = "op " + i + " (" + op + ") key " + k + " query " + q;
             final Found found = new Found();
             switch (op) {

@@ -5,8 +5,10 @@ import com.google.common.collect.testing.TestMapGenerator;
 import com.google.common.collect.testing.TestSortedMapGenerator;
 import dev.limbo.allocator.LimboAllocator;
 import java.util.AbstractMap;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
@@ -14,15 +16,17 @@ import java.util.SortedMap;
 /**
  * Guava testlib's generator of {@code Map<Long, Long>} views: each {@link #create} makes a fresh
  * map of the {@link IndexMap} chosen by {@link #use} (missing value 0, which one sample value equals, so the views' exact reads are
- * exercised) and fills its {@code asNavigableMap()} or {@code asMap()} view. The maps it made are
- * closed by {@link #closeAll}, the suites' tear-down. Sample keys include 0 and -1; the keys below
+ * exercised) and fills its {@code asNavigableMap()} or {@code asMap()} view. After each test
+ * {@link #recycle} clears the maps a test made and keeps them for the next tests; {@link #closeAll}
+ * closes them. Sample keys include 0 and -1; the keys below
  * and above the samples are {@link Long#MIN_VALUE} and {@link Long#MAX_VALUE} and their neighbours.
  */
 class LongMapGenerator implements TestMapGenerator<Long, Long> {
 
     private final LimboAllocator allocator;
     private final List<LongLongMap> made = new ArrayList<>();
-    private volatile IndexMap kind;
+    private final Deque<LongLongMap> spare = new ArrayDeque<>();
+    private IndexMap kind;
 
     /** Generates {@code asMap()} views. */
     LongMapGenerator(LimboAllocator allocator) {
@@ -33,8 +37,11 @@ class LongMapGenerator implements TestMapGenerator<Long, Long> {
      * Chooses the map that {@link #create} makes from now on: a suite built once runs over each map
      * in turn (building a testlib suite costs about as much as running it).
      */
-    void use(IndexMap map) {
-        kind = map;
+    synchronized void use(IndexMap map) {
+        if (kind != map) {
+            closeAll();
+            kind = map;
+        }
     }
 
     /** Generates {@code asNavigableMap()} views of an ordered map. */
@@ -89,12 +96,11 @@ class LongMapGenerator implements TestMapGenerator<Long, Long> {
                 entry(1, Long.MAX_VALUE), entry(1L << 40, 7));
     }
 
+    /** A cleared map of the chosen kind: a spare one when there is one (making maps is most of the suites' cost). */
     @Override
-    public Map<Long, Long> create(Object... entries) {
-        final LongLongMap map = kind.create(allocator, 0);
-        synchronized (made) {
-            made.add(map);
-        }
+    public synchronized Map<Long, Long> create(Object... entries) {
+        final LongLongMap map = spare.isEmpty() ? kind.create(allocator, 0) : spare.pop();
+        made.add(map);
         final Map<Long, Long> view = view(map);
         for (Object o : entries) {
             @SuppressWarnings("unchecked")
@@ -104,12 +110,21 @@ class LongMapGenerator implements TestMapGenerator<Long, Long> {
         return view;
     }
 
-    /** Closes every map {@link #create} made since the last call. */
-    void closeAll() {
-        synchronized (made) {
-            made.forEach(LongLongMap::close);
-            made.clear();
+    /** After a test: clears the maps it made and keeps them as spares. */
+    synchronized void recycle() {
+        for (LongLongMap map : made) {
+            map.clear();
+            spare.push(map);
         }
+        made.clear();
+    }
+
+    /** Closes every map this generator made. */
+    synchronized void closeAll() {
+        made.forEach(LongLongMap::close);
+        made.clear();
+        spare.forEach(LongLongMap::close);
+        spare.clear();
     }
 
     @Override
