@@ -55,6 +55,13 @@ import java.util.function.Function;
  *       the (old, new) pair calls for: insert, replace or remove.</li>
  * </ul>
  *
+ * <p><b>Memory ordering, reclamation, ABA.</b> A view has no shared mutable state of its own (its
+ * fields are final) and no non-plain access: every ordering it relies on is the map's, whose point
+ * operations are linearizable. It never holds an off-heap address or a reclamation guard: values
+ * travel as {@code long}s, so nothing it keeps can be freed under it. ABA on a value is harmless, as
+ * said above: a conditional operation compares values, and the value it expects is the value the
+ * result was computed from.
+ *
  * <p>{@code equals}, {@code hashCode} and {@code toString} are {@link AbstractMap}'s, over the entry
  * set.
  */
