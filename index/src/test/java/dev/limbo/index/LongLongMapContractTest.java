@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * concurrent stress with exact final contents, and the weak consistency of iteration under
  * concurrent updates. Every test ends with the allocator back at its baseline after close.
  */
+@Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a retry loop that never ends fails
 final class LongLongMapContractTest {
 
     /** Keys the tests always include: the edges of the key space and the usual sentinels. */
@@ -314,6 +316,72 @@ final class LongLongMapContractTest {
         assertEquals(expected, actual, "own keys");
         assertEquals((long) threads * merges, sum, "shared counters sum to the number of merges");
         assertEquals(expected.size() + shared.length, map.size(), "size when quiescent");
+        f.closeAndCheckMemory();
+    }
+
+    /**
+     * The view's {@code put} is exact under contention: threads put distinct values (one of them the
+     * missing value) into a few shared keys; since each put replaces exactly one earlier mapping,
+     * every written value is returned exactly once by a later put or is the key's final value, and
+     * exactly one put per key returns {@code null}.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("maps")
+    void concurrentViewPutsReturnEachReplacedValueOnce(IndexMap kind) throws InterruptedException {
+        final int threads = 4;
+        final int puts = 5_000;
+        final long[] keys = {Long.MIN_VALUE, 0, -1, Long.MAX_VALUE};
+        final MapFixture f = new MapFixture(kind, 0);
+        final ConcurrentMap<Long, Long> view = f.map.asMap();
+        final List<List<Long>> returned = new ArrayList<>();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int id = t;
+            final List<Long> mine = new ArrayList<>();
+            returned.add(mine);
+            workers.add(Thread.ofPlatform().name("put-" + t).start(() -> {
+                try {
+                    for (int i = 0; i < puts; i++) {
+                        // value 0 (the missing value) is thread 0's first; key i % keys.length
+                        final long v = (long) id * puts + i;
+                        final Long old = view.put(keys[i % keys.length], v);
+                        mine.add(old);
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread w : workers) {
+            w.join(TIMEOUT_MS);
+            assertFalse(w.isAlive(), () -> w.getName() + " did not finish within " + TIMEOUT_MS + " ms");
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("a worker failed", failure.get());
+        }
+        for (int k = 0; k < keys.length; k++) {
+            final Set<Long> written = new HashSet<>();
+            final List<Long> seen = new ArrayList<>();
+            int nulls = 0;
+            for (int t = 0; t < threads; t++) {
+                for (int i = k; i < puts; i += keys.length) {
+                    written.add((long) t * puts + i);
+                    final Long old = returned.get(t).get(i);
+                    if (old == null) {
+                        nulls++;
+                    } else {
+                        seen.add(old);
+                    }
+                }
+            }
+            seen.add(view.get(keys[k]));
+            final Set<Long> distinct = new HashSet<>(seen);
+            final long key = keys[k];
+            assertEquals(1, nulls, () -> "key " + key + ": puts that found no mapping");
+            assertEquals(seen.size(), distinct.size(), () -> "key " + key + ": a value was replaced twice");
+            assertEquals(written, distinct, () -> "key " + key + ": replaced values and the final one");
+        }
         f.closeAndCheckMemory();
     }
 

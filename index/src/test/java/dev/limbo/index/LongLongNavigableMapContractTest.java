@@ -18,6 +18,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentNavigableMap;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and sub-maps, and the weak consistency of scans, cursors and view iterators under concurrent
  * updates. Every test ends with the allocator back at its baseline after close.
  */
+@Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a retry loop that never ends fails
 final class LongLongNavigableMapContractTest {
 
     static List<IndexMap> maps() {
