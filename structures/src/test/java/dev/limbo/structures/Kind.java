@@ -18,7 +18,9 @@ enum Kind {
     HASH_MAP(MichaelHashMap.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, d -> new MichaelHashMap(d, 16)),
     TREE(NatarajanMittalTree.class, NatarajanMittalTree.NODE_BYTES, NatarajanMittalTree.SLOTS,
             NatarajanMittalTree::new),
-    ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new);
+    ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new),
+    LZS_HASH_MAP(LiuZhangSpearHashMap.class, FreezableSetLayout.RECORD_BYTES, LiuZhangSpearHashMap.SLOTS,
+            LiuZhangSpearHashMap::new);
 
     /** The stack and the queue as one interface: add a value, take one, or RESERVED if empty. */
     interface Linear {
@@ -63,7 +65,7 @@ enum Kind {
      * ({@link ReclaimDomain#declareLinks}); EllenBst's nodes and info records cannot.
      */
     boolean oneLayout() {
-        return this != ELLEN;
+        return this != ELLEN && this != LZS_HASH_MAP;
     }
 
     /**
@@ -94,12 +96,12 @@ enum Kind {
 
     /** Whether the structure maps keys to values (list, hash map, trees) rather than holding a sequence. */
     boolean keyed() {
-        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN;
+        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN || this == LZS_HASH_MAP;
     }
 
     /** Whether the keyed view supports put (replace in place): not the trees. */
     boolean replaces() {
-        return this == LIST || this == HASH_MAP;
+        return this == LIST || this == HASH_MAP || this == LZS_HASH_MAP;
     }
 
     /** The keyed view of {@code s}, a structure of this kind. */
@@ -109,6 +111,7 @@ enum Kind {
             case HASH_MAP -> MichaelHashMapTest.subject((MichaelHashMap) s);
             case TREE -> NatarajanMittalTreeTest.subject((NatarajanMittalTree) s);
             case ELLEN -> EllenBstTest.subject((EllenBst) s);
+            case LZS_HASH_MAP -> LiuZhangSpearHashMapTest.subject((LiuZhangSpearHashMap) s);
             default -> throw new IllegalArgumentException(this + " is not keyed");
         };
     }

@@ -90,6 +90,9 @@ class MisuseTest {
                 all.add(bad("contains(RESERVED_KEY)", BAD_KEY, () -> tree.contains(RESERVED_KEY)));
                 all.add(bad("remove(RESERVED_KEY)", BAD_KEY, () -> tree.remove(RESERVED_KEY)));
             }
+            case LiuZhangSpearHashMap map -> {
+                // every key and every value is valid: nothing to reject
+            }
             default -> throw new IllegalArgumentException("no catalogue for " + s);
         }
         all.add(new Misuse("close(null)", NullPointerException.class, "timeout must not be null", () -> s.close(null)));
@@ -148,6 +151,18 @@ class MisuseTest {
                 all.put("contains", () -> tree.contains(1));
                 all.put("remove", () -> tree.remove(1));
                 all.put("size", tree::size);
+            }
+            case LiuZhangSpearHashMap map -> {
+                all.put("getOrDefault", () -> map.getOrDefault(1, 0));
+                all.put("containsKey", () -> map.containsKey(1));
+                all.put("putIfAbsent", () -> map.putIfAbsent(1, 1));
+                all.put("put", () -> map.put(1, 1, 0));
+                all.put("replace", () -> map.replace(1, 2));
+                all.put("replace(expected)", () -> map.replace(1, 2, 3));
+                all.put("remove", () -> map.remove(1, 0));
+                all.put("removeIfEquals", () -> map.removeIfEquals(1, 3));
+                all.put("size", map::size);
+                all.put("buckets", map::buckets);
             }
             default -> throw new IllegalArgumentException("no operations for " + s);
         }
@@ -272,6 +287,16 @@ class MisuseTest {
                     final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                             () -> new MichaelHashMap(d, buckets));
                     assertEquals("the number of buckets must be a positive power of two, was " + buckets,
+                            e.getMessage());
+                }
+            }
+        }
+        if (kind == Kind.LZS_HASH_MAP) {
+            try (ReclaimDomain d = kind.domain(Scheme.DEBRA, allocator, false, 0)) {
+                for (final long capacity : new long[] {-1, Long.MIN_VALUE, LiuZhangSpearHashMap.MAX_INITIAL_CAPACITY + 1}) {
+                    final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                            () -> new LiuZhangSpearHashMap(d, capacity));
+                    assertEquals("initial capacity must be between 0 and 1099511627776 keys, was " + capacity,
                             e.getMessage());
                 }
             }
