@@ -22,7 +22,6 @@ import static dev.limbo.structures.FreezableSetLayout.MASK;
 import static dev.limbo.structures.FreezableSetLayout.NEXT;
 import static dev.limbo.structures.FreezableSetLayout.PAIRS;
 import static dev.limbo.structures.FreezableSetLayout.PRED;
-import static dev.limbo.structures.FreezableSetLayout.RECORD_BYTES;
 import static dev.limbo.structures.FreezableSetLayout.ROOT;
 
 /**
@@ -147,8 +146,10 @@ import static dev.limbo.structures.FreezableSetLayout.ROOT;
  */
 public final class LiuZhangSpearHashMap extends OffHeapStructure {
 
-    /** Protection slots one operation needs. */
-    static final int SLOTS = 12;
+    /** Protection slots one operation needs: build the domain with at least these. */
+    public static final int SLOTS = 12;
+    /** Bytes of the records: build the domain with at least these. */
+    public static final long RECORD_BYTES = FreezableSetLayout.RECORD_BYTES;
     /** The most keys the initial capacity may ask for. */
     public static final long MAX_INITIAL_CAPACITY = 1L << 40;
 
@@ -175,6 +176,8 @@ public final class LiuZhangSpearHashMap extends OffHeapStructure {
     private static final int S_PSEG = 7; // and 8
     private static final int S_PCHAIN = 9; // first record; 10 and 11 for the rest
 
+    /** {@link #scanStep}: where the pairs start in the caller's array (after the next position and the last flag). */
+    public static final int SCAN_HEADER = 2;
     /** Locals: whether the scanned key was found, its value, the bucket's pairs. */
     private static final int L_FOUND = 0;
     private static final int L_VALUE = 1;
@@ -364,6 +367,90 @@ public final class LiuZhangSpearHashMap extends OffHeapStructure {
         domain.allocator().free(head);
     }
 
+
+    /**
+     * One step of a weakly consistent scan in split order (bit-reversed hash, unsigned): copies to
+     * {@code out}, from index 2 on, the pairs of the one bucket of the current table that covers
+     * split position {@code from}, those at or after it, read in one snapshot of that bucket (a
+     * chain is immutable); sets {@code out[0]} to the position where the next step starts and
+     * {@code out[1]} to 1 if this was the last bucket. Start at 0. Buckets cover intervals of the
+     * split order at every table size, so the steps of a scan visit disjoint intervals in
+     * increasing order even when the table resizes between them: a key present for the whole
+     * scan is seen once, a key absent for the whole scan never.
+     *
+     * @return the pairs copied, or minus the pairs the bucket holds if {@code out} is too small
+     *         for them (nothing was consumed: call again with a larger array)
+     * @throws IllegalArgumentException if {@code out} has fewer than 2 words
+     */
+    public int scanStep(final long from, final long[] out) {
+        if (out.length < SCAN_HEADER) {
+            throw new IllegalArgumentException("a scan step needs an array of at least 2 words, got " + out.length);
+        }
+        final int op = enter();
+        try (Guard g = domain.pin()) {
+            final long[] l = g.locals();
+            while (true) {
+                try {
+                    final long t = g.protect(S_TABLE, head); // (1)
+                    final long mask = Words.lp(t + MASK); // (3)
+                    final int k = Long.numberOfTrailingZeros(mask + 1);
+                    final long prefix = k == 0 ? 0 : from >>> (64 - k);
+                    final long index = k == 0 ? 0 : Long.reverse(prefix) >>> (64 - k);
+                    final long slot = locate(g, t, index, S_SEG);
+                    if (slot < 0) {
+                        continue;
+                    }
+                    final long w = g.protect(S_CHAIN, slot); // (1)
+                    if (!collect(g, t, slot, w, mask, index, from, out)) {
+                        continue;
+                    }
+                    g.poll();
+                    final long next = k == 0 ? 0 : (prefix + 1) << (64 - k);
+                    out[0] = next;
+                    out[1] = next == 0 ? 1 : 0;
+                    final int n = (int) l[L_PAIRS];
+                    return SCAN_HEADER + 2 * n <= out.length ? n : -n;
+                } catch (final Restart neutralized) {
+                    // read the bucket again
+                }
+            }
+        } finally {
+            exit(op);
+        }
+    }
+
+    /**
+     * Copies bucket {@code index} of table {@code t} (word {@code w} at {@code slot}) for a scan
+     * step, from pred's bucket(s) if it is uninitialized; false: retry.
+     */
+    private boolean collect(final Guard g, final long t, final long slot, final long w, final long mask,
+                            final long index, final long from, final long[] out) {
+        if (w != 0) {
+            return (w & DEAD) == 0 && walk(g, slot, w, S_CHAIN, from, false, false, mask, index, out, 0);
+        }
+        final long s = g.protect(S_PRED, t + PRED); // (1)
+        if (s == 0) {
+            return false;
+        }
+        final long sMask = Words.lp(s + MASK); // (3)
+        if (sMask < mask) {
+            return collectPred(g, s, index & sMask, mask, index, from, out, 0);
+        }
+        return collectPred(g, s, index, mask, index, from, out, 0)
+                && collectPred(g, s, index + mask + 1, mask, index, from, out, g.locals()[L_PAIRS]);
+    }
+
+    /** Copies pred {@code s}'s bucket {@code j} for a scan step after {@code before} pairs; false: retry. */
+    private boolean collectPred(final Guard g, final long s, final long j, final long mask, final long index,
+                                final long from, final long[] out, final long before) {
+        final long slot = locate(g, s, j, S_PSEG);
+        if (slot < 0) {
+            return false;
+        }
+        final long w = g.protect(S_PCHAIN, slot); // (1)
+        return (w & DEAD) == 0 && walk(g, slot, w, S_PCHAIN, from, false, false, mask, index, out, before);
+    }
+
     // ---------------------------------------------------------------- lookups
 
     /** Looks {@code key} up: returns whether it is present, its value in locals[L_VALUE]. */
@@ -436,13 +523,22 @@ public final class LiuZhangSpearHashMap extends OffHeapStructure {
      * in {@code first}; the rest alternate in first + 1 and first + 2). Scan ({@code copy} false):
      * finds {@code key}, leaving found, value and the bucket's pair count in the locals. Copy:
      * appends to the chain being built every pair whose mix(key) &amp; {@code filterMask} is
-     * {@code filterIndex}, except {@code key}'s if {@code skip}. Returns false if the chain was
-     * replaced or retired meanwhile (the caller retries).
+     * {@code filterIndex}, except {@code key}'s if {@code skip}; with {@code out}, to {@code out}
+     * from index {@code SCAN_HEADER + 2 * before} on instead (as a scan step: only the pairs at or after
+     * split position {@code key}, and at most as many as fit; locals[L_PAIRS] counts those that
+     * passed, {@code before} included).
+     * Returns false if the chain was replaced or retired meanwhile (the caller retries).
      */
     private boolean walk(final Guard g, final long slot, final long w, final int first, final long key,
                          final boolean copy, final boolean skip, final long filterMask, final long filterIndex) {
+        return walk(g, slot, w, first, key, copy, skip, filterMask, filterIndex, null, 0);
+    }
+
+    private boolean walk(final Guard g, final long slot, final long w, final int first, final long key,
+                         final boolean copy, final boolean skip, final long filterMask, final long filterIndex,
+                         final long[] out, final long before) {
         final long[] l = g.locals();
-        long found = 0;
+        long found = before;
         long value = 0;
         long pairs = 0;
         long rec = w & ~MARK_BITS;
@@ -451,7 +547,17 @@ public final class LiuZhangSpearHashMap extends OffHeapStructure {
             final long n = Words.lp(rec + COUNT); // (3)
             for (long p = rec + PAIRS, end = p + n * 2 * Long.BYTES; p < end; p += 2 * Long.BYTES) {
                 final long k = Words.lp(p); // (3)
-                if (copy) {
+                if (out != null) {
+                    final long mixed = MichaelHashMap.mix(k);
+                    if ((mixed & filterMask) == filterIndex && Long.compareUnsigned(Long.reverse(mixed), key) >= 0) {
+                        final int at = SCAN_HEADER + 2 * (int) found;
+                        if (at + 1 < out.length) {
+                            out[at] = k;
+                            out[at + 1] = Words.lp(p + Long.BYTES); // (3)
+                        }
+                        found++;
+                    }
+                } else if (copy) {
                     if (!(skip && k == key) && (MichaelHashMap.mix(k) & filterMask) == filterIndex) {
                         append(g, k, Words.lp(p + Long.BYTES));
                     }
@@ -472,7 +578,7 @@ public final class LiuZhangSpearHashMap extends OffHeapStructure {
         }
         l[L_FOUND] = found;
         l[L_VALUE] = value;
-        l[L_PAIRS] = pairs;
+        l[L_PAIRS] = out == null ? pairs : found;
         return true;
     }
 

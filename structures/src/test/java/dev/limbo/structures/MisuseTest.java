@@ -96,9 +96,9 @@ class MisuseTest {
                 all.add(bad("bulkLoad(unsorted)", "bulk load: keys must be strictly ascending; key 1 at index 1 follows 2",
                         () -> tree.bulkLoad(new long[] {2, 1}, new long[2])));
             }
-            case LiuZhangSpearHashMap map -> {
-                // every key and every value is valid: nothing to reject
-            }
+            case LiuZhangSpearHashMap map -> // every key and value is valid: the other arguments
+                    all.add(bad("scanStep(0, long[1])", "a scan step needs an array of at least 2 words, got 1",
+                            () -> map.scanStep(0, new long[1])));
             default -> throw new IllegalArgumentException("no catalogue for " + s);
         }
         all.add(new Misuse("close(null)", NullPointerException.class, "timeout must not be null", () -> s.close(null)));
