@@ -20,7 +20,9 @@ record IndexMap(String name, boolean ordered, Maker maker) {
 
     private static final List<IndexMap> OFF_HEAP = List.of(
             new IndexMap("OffHeapLongMap", true, (allocator, missing) ->
-                    OffHeapLongMap.builder().allocator(allocator).missingValue(missing).build()));
+                    OffHeapLongMap.builder().allocator(allocator).missingValue(missing).build()),
+            new IndexMap("OffHeapLongHashMap", false, (allocator, missing) ->
+                    OffHeapLongHashMap.builder().allocator(allocator).missingValue(missing).build()));
 
     /** Makes a map. */
     @FunctionalInterface
