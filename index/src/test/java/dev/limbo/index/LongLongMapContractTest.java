@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
+import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -253,54 +254,38 @@ final class LongLongMapContractTest {
         final LongLongMap map = f.map;
         final ConcurrentMap<Long, Long> view = map.asMap();
         final long[] shared = {Long.MIN_VALUE, Long.MAX_VALUE, 0, -1, 1, 2, 3, 1L << 62};
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
-        final List<Thread> workers = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            final int id = t;
-            workers.add(Thread.ofPlatform().name("stress-" + t).start(() -> {
-                try {
-                    final Random rnd = new Random(18_100 + id);
-                    int merged = 0;
-                    for (int r = 0; r < rounds; r++) {
-                        for (int j = 0; j < ownKeys; j++) {
-                            final long k = ownKey(id, j, threads);
-                            final long v = value(id, j, r);
-                            if (r == 0) {
-                                assertTrue(map.putIfAbsent(k, v), "own key absent before round 0");
-                            } else {
-                                assertTrue(map.replace(k, value(id, j, r - 1), v), "own key holds its last write");
-                            }
-                            assertEquals(v, map.getOrDefault(k, ~v), "own key reads its last write");
-                            if (merged < merges && rnd.nextInt(3) == 0) {
-                                final long s = shared[rnd.nextInt(shared.length)];
-                                if (merged % 2 == 0) {
-                                    map.merge(s, 1, Long::sum);
-                                } else {
-                                    view.merge(s, 1L, Long::sum);
-                                }
-                                merged++;
-                            }
+        runThreads("stress", threads, id -> {
+            final Random rnd = new Random(18_100 + id);
+            int merged = 0;
+            for (int r = 0; r < rounds; r++) {
+                for (int j = 0; j < ownKeys; j++) {
+                    final long k = ownKey(id, j, threads);
+                    final long v = value(id, j, r);
+                    if (r == 0) {
+                        assertTrue(map.putIfAbsent(k, v), "own key absent before round 0");
+                    } else {
+                        assertTrue(map.replace(k, value(id, j, r - 1), v), "own key holds its last write");
+                    }
+                    assertEquals(v, map.getOrDefault(k, ~v), "own key reads its last write");
+                    if (merged < merges && rnd.nextInt(3) == 0) {
+                        final long s = shared[rnd.nextInt(shared.length)];
+                        if (merged % 2 == 0) {
+                            map.merge(s, 1, Long::sum);
+                        } else {
+                            view.merge(s, 1L, Long::sum);
                         }
+                        merged++;
                     }
-                    for (int j = 0; j < ownKeys; j += 2) {
-                        final long k = ownKey(id, j, threads);
-                        assertEquals(Long.valueOf(value(id, j, rounds - 1)), view.remove(k), "remove own key");
-                    }
-                    for (; merged < merges; merged++) {
-                        map.merge(shared[rnd.nextInt(shared.length)], 1, Long::sum);
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
                 }
-            }));
-        }
-        for (Thread w : workers) {
-            w.join(TIMEOUT_MS);
-            assertFalse(w.isAlive(), () -> w.getName() + " did not finish within " + TIMEOUT_MS + " ms");
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("a worker failed", failure.get());
-        }
+            }
+            for (int j = 0; j < ownKeys; j += 2) {
+                final long k = ownKey(id, j, threads);
+                assertEquals(Long.valueOf(value(id, j, rounds - 1)), view.remove(k), "remove own key");
+            }
+            for (; merged < merges; merged++) {
+                map.merge(shared[rnd.nextInt(shared.length)], 1, Long::sum);
+            }
+        });
         final Map<Long, Long> expected = new HashMap<>();
         for (int t = 0; t < threads; t++) {
             for (int j = 1; j < ownKeys; j += 2) {
@@ -334,32 +319,15 @@ final class LongLongMapContractTest {
         final MapFixture f = new MapFixture(kind, 0);
         final ConcurrentMap<Long, Long> view = f.map.asMap();
         final List<List<Long>> returned = new ArrayList<>();
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
-        final List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            final int id = t;
-            final List<Long> mine = new ArrayList<>();
-            returned.add(mine);
-            workers.add(Thread.ofPlatform().name("put-" + t).start(() -> {
-                try {
-                    for (int i = 0; i < puts; i++) {
-                        // value 0 (the missing value) is thread 0's first; key i % keys.length
-                        final long v = (long) id * puts + i;
-                        final Long old = view.put(keys[i % keys.length], v);
-                        mine.add(old);
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
+            returned.add(new ArrayList<>());
         }
-        for (Thread w : workers) {
-            w.join(TIMEOUT_MS);
-            assertFalse(w.isAlive(), () -> w.getName() + " did not finish within " + TIMEOUT_MS + " ms");
-        }
-        if (failure.get() != null) {
-            throw new AssertionError("a worker failed", failure.get());
-        }
+        runThreads("put", threads, id -> {
+            for (int i = 0; i < puts; i++) {
+                // value 0 (the missing value) is thread 0's first; key i % keys.length
+                returned.get(id).add(view.put(keys[i % keys.length], (long) id * puts + i));
+            }
+        });
         for (int k = 0; k < keys.length; k++) {
             final Set<Long> written = new HashSet<>();
             final List<Long> seen = new ArrayList<>();
@@ -383,6 +351,29 @@ final class LongLongMapContractTest {
             assertEquals(written, distinct, () -> "key " + key + ": replaced values and the final one");
         }
         f.closeAndCheckMemory();
+    }
+
+    /** Runs {@code body(id)} on {@code n} platform threads; fails if one throws or does not end within the timeout. */
+    static void runThreads(String name, int n, IntConsumer body) throws InterruptedException {
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < n; t++) {
+            final int id = t;
+            workers.add(Thread.ofPlatform().name(name + "-" + t).start(() -> {
+                try {
+                    body.accept(id);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread w : workers) {
+            w.join(TIMEOUT_MS);
+            assertFalse(w.isAlive(), () -> w.getName() + " did not finish within " + TIMEOUT_MS + " ms");
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("a worker failed", failure.get());
+        }
     }
 
     /** Thread {@code t}'s {@code j}-th key: disjoint across threads, negative and positive, never a shared key. */
