@@ -314,7 +314,7 @@ final class LongLongMapContractTest {
     @MethodSource("maps")
     void concurrentViewPutsReturnEachReplacedValueOnce(IndexMap kind) throws InterruptedException {
         final int threads = 4;
-        final int puts = 5_000;
+        final int puts = 2_000;
         final long[] keys = {Long.MIN_VALUE, 0, -1, Long.MAX_VALUE};
         final MapFixture f = new MapFixture(kind, 0);
         final ConcurrentMap<Long, Long> view = f.map.asMap();
