@@ -218,49 +218,18 @@ public final class OffHeapLongHashMap implements LongLongMap {
         return table.removeIfEquals(key, expectedValue);
     }
 
-    /**
-     * {@inheritDoc} A loop: read the mapping, apply the function, then replace exactly that value
-     * (or insert if absent); a conflicting update makes it read and apply again.
-     */
+    /** {@inheritDoc} A retry loop ({@link AtomicRemapping}). */
     @Override
     public long compute(final long key, final LongRemappingFunction function) {
-        Objects.requireNonNull(function, "function must not be null");
         checkOpen();
-        final long other = missing ^ 1;
-        while (true) {
-            long old = table.getOrDefault(key, missing);
-            boolean present = true;
-            if (old == missing) { // absent, or mapped to the missing value: ask with another default
-                final long again = table.getOrDefault(key, other);
-                present = again != other || table.containsKey(key);
-                old = present ? again : missing;
-            }
-            final long value = function.apply(key, present, old);
-            if (present ? table.replace(key, old, value) : table.putIfAbsent(key, value)) {
-                return value;
-            }
-        }
+        return AtomicRemapping.compute(this, key, function);
     }
 
-    /** {@inheritDoc} A loop like {@link #compute}'s. */
+    /** {@inheritDoc} A retry loop ({@link AtomicRemapping}). */
     @Override
     public long merge(final long key, final long value, final LongBinaryOperator function) {
-        Objects.requireNonNull(function, "function must not be null");
         checkOpen();
-        final long other = missing ^ 1;
-        while (true) {
-            if (table.putIfAbsent(key, value)) {
-                return value;
-            }
-            final long old = table.getOrDefault(key, other);
-            if (old == other && !table.containsKey(key)) {
-                continue; // removed meanwhile: insert again
-            }
-            final long merged = function.applyAsLong(old, value);
-            if (table.replace(key, old, merged)) {
-                return merged;
-            }
-        }
+        return AtomicRemapping.merge(this, key, value, function);
     }
 
     @Override

@@ -267,49 +267,18 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
         return tree.removeIfEquals(key, expectedValue);
     }
 
-    /**
-     * {@inheritDoc} A loop: read the mapping, apply the function, then replace exactly that value
-     * (or insert if absent); a conflicting update makes it read and apply again.
-     */
+    /** {@inheritDoc} A retry loop ({@link AtomicRemapping}). */
     @Override
     public long compute(final long key, final LongRemappingFunction function) {
-        Objects.requireNonNull(function, "function must not be null");
         checkOpen();
-        final long other = missing ^ 1;
-        while (true) {
-            long old = tree.get(key, missing);
-            boolean present = true;
-            if (old == missing) { // absent, or mapped to the missing value: ask with another default
-                final long again = tree.get(key, other);
-                present = again != other || tree.containsKey(key);
-                old = present ? again : missing;
-            }
-            final long value = function.apply(key, present, old);
-            if (present ? tree.replace(key, old, value) : tree.putIfAbsent(key, value)) {
-                return value;
-            }
-        }
+        return AtomicRemapping.compute(this, key, function);
     }
 
-    /** {@inheritDoc} A loop like {@link #compute}'s. */
+    /** {@inheritDoc} A retry loop ({@link AtomicRemapping}). */
     @Override
     public long merge(final long key, final long value, final LongBinaryOperator function) {
-        Objects.requireNonNull(function, "function must not be null");
         checkOpen();
-        while (true) {
-            if (tree.putIfAbsent(key, value)) {
-                return value;
-            }
-            final long other = missing ^ 1;
-            final long old = tree.get(key, other);
-            if (old == other && !tree.containsKey(key)) {
-                continue; // removed meanwhile: insert again
-            }
-            final long merged = function.applyAsLong(old, value);
-            if (tree.replace(key, old, merged)) {
-                return merged;
-            }
-        }
+        return AtomicRemapping.merge(this, key, value, function);
     }
 
     @Override

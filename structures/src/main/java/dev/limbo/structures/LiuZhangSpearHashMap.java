@@ -88,6 +88,14 @@ import static dev.limbo.structures.FreezableSetLayout.ROOT;
  *    frozen buckets, (7) installs a table of uninitialized buckets.
  *  - size: a striped count added after each successful insert or remove: exact when quiescent,
  *    approximate while updates run.
+ *  - scanStep (not in the paper): weakly consistent. Bucket i of a table of 2^k buckets holds
+ *    exactly the keys whose bit-reversed hash starts with the k bits of reverse(i): an interval
+ *    of the split order (Shalev and Shavit's), at every table size. A step reads one bucket of
+ *    head's table as a lookup does (one immutable chain, or pred's when uninitialized), copies the
+ *    pairs at or after its start position and moves the position to the interval's end; the
+ *    steps of a scan thus cover disjoint, increasing intervals whatever resizes happen between
+ *    them. Each key is copied at most once; a key present for the whole scan is in the snapshot
+ *    of the step that covers it; a key absent for the whole scan is in none.
  *
  * Why a resize neither loses nor duplicates a key: an update writes only an unfrozen bucket (its
  * CAS (4) expects the unfrozen word), and freezing (6) is a CAS on that same word, so every update
