@@ -5,9 +5,10 @@ import java.util.function.LongSupplier;
 
 /**
  * A {@link ConcurrentMap} of boxed longs: {@code ConcurrentHashMap}, Chronicle Map and MapDB's
- * {@code HTreeMap}, each with its own way to close and to count its off-heap memory.
+ * {@code HTreeMap}, each with its own way to close and to count its off-heap memory (and, through
+ * {@link NavigableMapAdapter}, the ordered ones).
  */
-final class BoxedMapAdapter implements IndexAdapter {
+class BoxedMapAdapter implements IndexAdapter {
 
     private final ConcurrentMap<Long, Long> map;
     private final LongSupplier offHeap;
@@ -24,27 +25,27 @@ final class BoxedMapAdapter implements IndexAdapter {
     }
 
     @Override
-    public long get(final long key) {
+    public final long get(final long key) {
         return unbox(map.get(key));
     }
 
     @Override
-    public long put(final long key, final long value) {
+    public final long put(final long key, final long value) {
         return unbox(map.put(key, value));
     }
 
     @Override
-    public long remove(final long key) {
+    public final long remove(final long key) {
         return unbox(map.remove(key));
     }
 
     @Override
-    public long offHeapBytes() {
+    public final long offHeapBytes() {
         return offHeap.getAsLong();
     }
 
     @Override
-    public void close() {
+    public final void close() {
         close.run();
     }
 }
