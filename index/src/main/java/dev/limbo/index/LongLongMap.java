@@ -129,6 +129,18 @@ public interface LongLongMap extends AutoCloseable {
     long merge(long key, long value, LongBinaryOperator function);
 
     /**
+     * Visits every entry until the visitor returns {@code false}: in key order for a
+     * {@link LongLongNavigableMap}, otherwise in no particular order. Weakly consistent, as
+     * {@link LongLongNavigableMap#scan} states it: it sees every key present for the whole visit,
+     * never a key absent for the whole visit, each key at most once. The {@link #asMap()} view
+     * iterates through it.
+     *
+     * @param visitor receives each entry; {@code false} stops the visit
+     * @return the number of entries visited (including the one whose visit returned {@code false})
+     */
+    long scan(LongLongPredicate visitor);
+
+    /**
      * The number of mappings: exact when no update runs, otherwise an estimate.
      *
      * @return the number of mappings

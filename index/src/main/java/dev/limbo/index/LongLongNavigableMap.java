@@ -99,6 +99,18 @@ public interface LongLongNavigableMap extends LongLongMap {
             LongLongPredicate visitor);
 
     /**
+     * Visits every entry in ascending key order: {@link #scan(long, boolean, long, boolean, boolean,
+     * LongLongPredicate)} over the whole key space.
+     *
+     * @param visitor receives each entry; {@code false} stops the scan
+     * @return the number of entries visited
+     */
+    @Override
+    default long scan(LongLongPredicate visitor) {
+        return scan(Long.MIN_VALUE, true, Long.MAX_VALUE, true, false, visitor);
+    }
+
+    /**
      * Visits the entries with keys in {@code [from, to)} in ascending order.
      *
      * @param from the first key of the range

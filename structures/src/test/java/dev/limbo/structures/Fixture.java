@@ -76,7 +76,13 @@ final class Fixture {
 
     /** The bytes scheme none leaks by design (every node retired so far); 0 for the other schemes. */
     long leakedByNone() {
-        return scheme == Scheme.NONE ? domain.stats().retired() * (kind.recordBytes + ReclaimDomain.TRAILER_BYTES) : 0;
+        if (scheme != Scheme.NONE) {
+            return 0;
+        }
+        final long probe = domain.allocateExclusive(); // a record's block: its size class, trailer included
+        final long block = allocator.usableSize(probe);
+        domain.freeExclusive(probe);
+        return domain.stats().retired() * block;
     }
 
     /** After both are closed: the allocator's bytes in use are the baseline plus {@code leaked}. */

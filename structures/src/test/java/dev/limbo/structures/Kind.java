@@ -18,7 +18,9 @@ enum Kind {
     HASH_MAP(MichaelHashMap.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, d -> new MichaelHashMap(d, 16)),
     TREE(NatarajanMittalTree.class, NatarajanMittalTree.NODE_BYTES, NatarajanMittalTree.SLOTS,
             NatarajanMittalTree::new),
-    ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new);
+    ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new),
+    ABTREE(BrownAbTree.class, BrownAbTree.recordBytes(BrownAbTree.DEFAULT_DEGREE), BrownAbTree.SLOTS,
+            BrownAbTree::new);
 
     /** The stack and the queue as one interface: add a value, take one, or RESERVED if empty. */
     interface Linear {
@@ -60,10 +62,11 @@ enum Kind {
 
     /**
      * Whether this kind's records have one layout, so that it can declare their links
-     * ({@link ReclaimDomain#declareLinks}); EllenBst's nodes and info records cannot.
+     * ({@link ReclaimDomain#declareLinks}); EllenBst's nodes and info records cannot, nor
+     * BrownAbTree's nodes and SCX records.
      */
     boolean oneLayout() {
-        return this != ELLEN;
+        return this != ELLEN && this != ABTREE;
     }
 
     /**
@@ -94,12 +97,12 @@ enum Kind {
 
     /** Whether the structure maps keys to values (list, hash map, trees) rather than holding a sequence. */
     boolean keyed() {
-        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN;
+        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN || this == ABTREE;
     }
 
-    /** Whether the keyed view supports put (replace in place): not the trees. */
+    /** Whether the keyed view supports put (replace in place): not the binary trees. */
     boolean replaces() {
-        return this == LIST || this == HASH_MAP;
+        return this == LIST || this == HASH_MAP || this == ABTREE;
     }
 
     /** The keyed view of {@code s}, a structure of this kind. */
@@ -109,6 +112,7 @@ enum Kind {
             case HASH_MAP -> MichaelHashMapTest.subject((MichaelHashMap) s);
             case TREE -> NatarajanMittalTreeTest.subject((NatarajanMittalTree) s);
             case ELLEN -> EllenBstTest.subject((EllenBst) s);
+            case ABTREE -> BrownAbTreeTest.subject((BrownAbTree) s);
             default -> throw new IllegalArgumentException(this + " is not keyed");
         };
     }

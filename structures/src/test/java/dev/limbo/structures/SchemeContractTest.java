@@ -37,7 +37,8 @@ class SchemeContractTest {
 
     /** The trees, with every scheme. */
     static Stream<Arguments> treesWithEveryScheme() {
-        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE || a.get()[0] == Kind.ELLEN);
+        return Kind.withEveryScheme().filter(a -> a.get()[0] == Kind.TREE || a.get()[0] == Kind.ELLEN
+                || a.get()[0] == Kind.ABTREE);
     }
 
     /**
