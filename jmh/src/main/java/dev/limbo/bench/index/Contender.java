@@ -30,6 +30,9 @@ public record Contender(String id, Library library, Scheme scheme) {
 
     /** The maps and their settings. Versions are those of jmh/pom.xml. */
     public enum Library {
+        /** Limbo's ordered map. */
+        LIMBO_ORDERED("limbo-ordered", true, "Limbo 0.1.0-SNAPSHOT `OffHeapLongMap`",
+                "`OffHeapLongMap.builder()` defaults (scheme, node degree), an allocator of its own"),
         /** The JDK's skip list. */
         CSLM("cslm", true, "JDK `ConcurrentSkipListMap<Long, Long>`", "`new ConcurrentSkipListMap<>()`"),
         /** The JDK's hash map. */
@@ -80,7 +83,7 @@ public record Contender(String id, Library library, Scheme scheme) {
 
         /** Whether it is one of Limbo's maps (their forks get a 1 GiB heap from the bench command). */
         public boolean limbo() {
-            return false;
+            return this == LIMBO_ORDERED;
         }
     }
 
@@ -108,6 +111,7 @@ public record Contender(String id, Library library, Scheme scheme) {
     public IndexAdapter create(final int keys) {
         final int expected = Math.max(1, keys / 2);
         return switch (library) {
+            case LIMBO_ORDERED -> new LimboOrderedAdapter(scheme);
             case CSLM -> {
                 final ConcurrentSkipListMap<Long, Long> m = new ConcurrentSkipListMap<>();
                 yield new NavigableMapAdapter(m, () -> 0, m::clear);
