@@ -111,7 +111,7 @@ public record Contender(String id, Library library, Scheme scheme) {
     public IndexAdapter create(final int keys) {
         final int expected = Math.max(1, keys / 2);
         return switch (library) {
-            case LIMBO_ORDERED -> new LimboOrderedAdapter(scheme);
+            case LIMBO_ORDERED -> LimboOrderedAdapter.create(scheme);
             case CSLM -> {
                 final ConcurrentSkipListMap<Long, Long> m = new ConcurrentSkipListMap<>();
                 yield new NavigableMapAdapter(m, () -> 0, m::clear);
