@@ -20,7 +20,7 @@ import java.util.NoSuchElementException;
  */
 abstract class BatchIterator<T> implements Iterator<T> {
 
-    private final LongLongView owner;
+    private final AbstractLongLongView owner;
     private final EntryMaker<T> maker;
     /** The current batch's keys; a subclass's {@link #refill} fills (and may replace) it. */
     long[] keys;
@@ -33,7 +33,7 @@ abstract class BatchIterator<T> implements Iterator<T> {
     private boolean canRemove;
     private long lastKey;
 
-    BatchIterator(LongLongView owner, EntryMaker<T> maker, int capacity) {
+    BatchIterator(AbstractLongLongView owner, EntryMaker<T> maker, int capacity) {
         this.owner = owner;
         this.maker = maker;
         this.keys = new long[capacity];

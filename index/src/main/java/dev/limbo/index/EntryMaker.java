@@ -17,5 +17,5 @@ interface EntryMaker<T> {
      * @param value the entry's value, as the scan saw it
      * @return the element
      */
-    T make(LongLongView owner, long key, long value);
+    T make(AbstractLongLongView owner, long key, long value);
 }

@@ -12,9 +12,9 @@ import java.util.Spliterators;
  */
 final class EntrySetView extends AbstractSet<Map.Entry<Long, Long>> {
 
-    private final LongLongView map;
+    private final AbstractLongLongView map;
 
-    EntrySetView(LongLongView map) {
+    EntrySetView(AbstractLongLongView map) {
         this.map = map;
     }
 

@@ -11,9 +11,9 @@ import java.util.Spliterators;
  */
 class KeySetView extends AbstractSet<Long> {
 
-    private final LongLongView map;
+    private final AbstractLongLongView map;
 
-    KeySetView(LongLongView map) {
+    KeySetView(AbstractLongLongView map) {
         this.map = map;
     }
 

@@ -1,19 +1,14 @@
 package dev.limbo.index;
 
 import java.util.AbstractMap;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NavigableSet;
 import java.util.NoSuchElementException;
-import java.util.Objects;
-import java.util.Set;
 import java.util.Spliterator;
 import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.function.BiFunction;
-import java.util.function.Function;
 
 /**
  * The {@link ConcurrentNavigableMap} view of a {@link LongLongNavigableMap}
@@ -32,9 +27,9 @@ import java.util.function.Function;
  * ("inconsistent range"). Reads and removals of a key outside the range find nothing; writes of one
  * (put, putIfAbsent, replace, compute, merge) throw {@link IllegalArgumentException}.
  *
- * <p><b>Point operations</b> go, after the range check, to a {@link LongLongMapView} of the same
- * map: exact, linearizable at their successful conditional operation or exact read, lock-free (its
- * class notes).
+ * <p><b>Point operations</b> are {@link AbstractLongLongView}'s, after the range check: exact,
+ * linearizable at their successful conditional operation or exact read, lock-free (its class
+ * notes).
  *
  * <p><b>Navigation</b> ({@code lower/floor/ceiling/higher}, {@code first/last}, their keys and
  * entries) is one linearizable primitive navigation of the map, clipped to the range: a query key
@@ -52,11 +47,11 @@ import java.util.function.Function;
  * (an estimate while updates run); a bounded view counts its range with one scan, as
  * {@code ConcurrentSkipListMap}'s sub-maps do, so it is O(n) and only weakly consistent.
  */
-final class LongLongNavigableMapView extends AbstractMap<Long, Long>
-        implements ConcurrentNavigableMap<Long, Long>, LongLongView {
+final class LongLongNavigableMapView extends AbstractLongLongView
+        implements ConcurrentNavigableMap<Long, Long> {
 
-    private final LongLongNavigableMap map;
-    private final LongLongMapView points;
+    /** The map, as the ordered map it is (the same object as {@link #map}). */
+    private final LongLongNavigableMap ordered;
     private final long lo;
     private final boolean loInclusive;
     private final long hi;
@@ -65,13 +60,13 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
     private final boolean whole;
 
     LongLongNavigableMapView(LongLongNavigableMap map) {
-        this(map, new LongLongMapView(map), Long.MIN_VALUE, true, Long.MAX_VALUE, true, false);
+        this(map, Long.MIN_VALUE, true, Long.MAX_VALUE, true, false);
     }
 
-    private LongLongNavigableMapView(LongLongNavigableMap map, LongLongMapView points, long lo,
-            boolean loInclusive, long hi, boolean hiInclusive, boolean descending) {
-        this.map = map;
-        this.points = points;
+    private LongLongNavigableMapView(LongLongNavigableMap map, long lo, boolean loInclusive, long hi,
+            boolean hiInclusive, boolean descending) {
+        super(map);
+        this.ordered = map;
         this.lo = lo;
         this.loInclusive = loInclusive;
         this.hi = hi;
@@ -94,18 +89,18 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
         return !tooLow(key) && !tooHigh(key);
     }
 
-    /** The key of a write: {@code null} throws, a key outside the range too. */
-    private long writeKey(Long key) {
-        final long k = LongLongMapView.key(key);
+    @Override
+    long writeKey(Long key) {
+        final long k = key(key);
         if (!inRange(k)) {
             throw new IllegalArgumentException("key out of range: " + k + " is outside " + this.range());
         }
         return k;
     }
 
-    /** The key of a read or removal: {@code null} throws; {@code null} back means no mapping here. */
-    private Long readKey(Object key) {
-        final Long k = LongLongMapView.queryKey(key);
+    @Override
+    Long readKey(Object key) {
+        final Long k = queryKey(key);
         return k != null && inRange(k) ? k : null;
     }
 
@@ -135,7 +130,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
             throw new IllegalArgumentException("inconsistent range: low end " + low + " > high end "
                     + high);
         }
-        return new LongLongNavigableMapView(map, points, low, lowInclusive, high, highInclusive,
+        return new LongLongNavigableMapView(ordered, low, lowInclusive, high, highInclusive,
                 descending);
     }
 
@@ -155,13 +150,13 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
 
     private Hit lowest() {
         final Hit h = new Hit();
-        final boolean found = loInclusive ? map.ceiling(lo, h) : map.higher(lo, h);
+        final boolean found = loInclusive ? ordered.ceiling(lo, h) : ordered.higher(lo, h);
         return found && !tooHigh(h.key) ? h : null;
     }
 
     private Hit highest() {
         final Hit h = new Hit();
-        final boolean found = hiInclusive ? map.floor(hi, h) : map.lower(hi, h);
+        final boolean found = hiInclusive ? ordered.floor(hi, h) : ordered.lower(hi, h);
         return found && !tooLow(h.key) ? h : null;
     }
 
@@ -170,7 +165,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
             return lowest();
         }
         final Hit h = new Hit();
-        return map.ceiling(key, h) && !tooHigh(h.key) ? h : null;
+        return ordered.ceiling(key, h) && !tooHigh(h.key) ? h : null;
     }
 
     private Hit absHigher(long key) {
@@ -178,7 +173,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
             return lowest();
         }
         final Hit h = new Hit();
-        return map.higher(key, h) && !tooHigh(h.key) ? h : null;
+        return ordered.higher(key, h) && !tooHigh(h.key) ? h : null;
     }
 
     private Hit absFloor(long key) {
@@ -186,7 +181,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
             return highest();
         }
         final Hit h = new Hit();
-        return map.floor(key, h) && !tooLow(h.key) ? h : null;
+        return ordered.floor(key, h) && !tooLow(h.key) ? h : null;
     }
 
     private Hit absLower(long key) {
@@ -194,7 +189,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
             return highest();
         }
         final Hit h = new Hit();
-        return map.lower(key, h) && !tooLow(h.key) ? h : null;
+        return ordered.lower(key, h) && !tooLow(h.key) ? h : null;
     }
 
     // ---- navigation in the view's direction ----
@@ -208,22 +203,22 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
     }
 
     private Hit lower(Long key) {
-        final long k = LongLongMapView.key(key);
+        final long k = key(key);
         return descending ? absHigher(k) : absLower(k);
     }
 
     private Hit floor(Long key) {
-        final long k = LongLongMapView.key(key);
+        final long k = key(key);
         return descending ? absCeiling(k) : absFloor(k);
     }
 
     private Hit ceiling(Long key) {
-        final long k = LongLongMapView.key(key);
+        final long k = key(key);
         return descending ? absFloor(k) : absCeiling(k);
     }
 
     private Hit higher(Long key) {
-        final long k = LongLongMapView.key(key);
+        final long k = key(key);
         return descending ? absLower(k) : absHigher(k);
     }
 
@@ -334,8 +329,8 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
     @Override
     public ConcurrentNavigableMap<Long, Long> subMap(Long fromKey, boolean fromInclusive, Long toKey,
             boolean toInclusive) {
-        final long from = LongLongMapView.key(fromKey);
-        final long to = LongLongMapView.key(toKey);
+        final long from = key(fromKey);
+        final long to = key(toKey);
         return descending
                 ? restrict(true, to, toInclusive, true, from, fromInclusive)
                 : restrict(true, from, fromInclusive, true, to, toInclusive);
@@ -343,7 +338,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
 
     @Override
     public ConcurrentNavigableMap<Long, Long> headMap(Long toKey, boolean inclusive) {
-        final long to = LongLongMapView.key(toKey);
+        final long to = key(toKey);
         return descending
                 ? restrict(true, to, inclusive, false, 0, false)
                 : restrict(false, 0, false, true, to, inclusive);
@@ -351,7 +346,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
 
     @Override
     public ConcurrentNavigableMap<Long, Long> tailMap(Long fromKey, boolean inclusive) {
-        final long from = LongLongMapView.key(fromKey);
+        final long from = key(fromKey);
         return descending
                 ? restrict(false, 0, false, true, from, inclusive)
                 : restrict(true, from, inclusive, false, 0, false);
@@ -374,7 +369,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
 
     @Override
     public ConcurrentNavigableMap<Long, Long> descendingMap() {
-        return new LongLongNavigableMapView(map, points, lo, loInclusive, hi, hiInclusive, !descending);
+        return new LongLongNavigableMapView(ordered, lo, loInclusive, hi, hiInclusive, !descending);
     }
 
     @Override
@@ -393,22 +388,12 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
     }
 
     @Override
-    public Collection<Long> values() {
-        return new ValuesView(this);
+    <T> Iterator<T> iterator(EntryMaker<T> maker) {
+        return new RangeIterator<>(this, maker, ordered, lo, loInclusive, hi, hiInclusive, descending);
     }
 
     @Override
-    public Set<Map.Entry<Long, Long>> entrySet() {
-        return new EntrySetView(this);
-    }
-
-    @Override
-    public <T> Iterator<T> iterator(EntryMaker<T> maker) {
-        return new RangeIterator<>(this, maker, map, lo, loInclusive, hi, hiInclusive, descending);
-    }
-
-    @Override
-    public int order() {
+    int order() {
         return Spliterator.ORDERED;
     }
 
@@ -416,7 +401,7 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
 
     @Override
     public int size() {
-        final long n = whole ? map.size() : map.scan(lo, loInclusive, hi, hiInclusive, false, (k, v) -> true);
+        final long n = whole ? map.size() : ordered.scan(lo, loInclusive, hi, hiInclusive, false, (k, v) -> true);
         return (int) Math.min(n, Integer.MAX_VALUE);
     }
 
@@ -434,75 +419,5 @@ final class LongLongNavigableMapView extends AbstractMap<Long, Long>
         for (Iterator<Long> keys = iterator((owner, key, value) -> key); keys.hasNext(); ) {
             map.remove(keys.next());
         }
-    }
-
-    @Override
-    public Long get(Object key) {
-        final Long k = readKey(key);
-        return k == null ? null : points.getAt(k);
-    }
-
-    @Override
-    public boolean containsKey(Object key) {
-        final Long k = readKey(key);
-        return k != null && map.containsKey(k);
-    }
-
-    @Override
-    public boolean containsValue(Object value) {
-        Objects.requireNonNull(value, "null value");
-        return super.containsValue(value);
-    }
-
-    @Override
-    public Long put(Long key, Long value) {
-        return points.putAt(writeKey(key), LongLongMapView.value(value));
-    }
-
-    @Override
-    public Long putIfAbsent(Long key, Long value) {
-        return points.putIfAbsentAt(writeKey(key), LongLongMapView.value(value));
-    }
-
-    @Override
-    public Long remove(Object key) {
-        final Long k = readKey(key);
-        return k == null ? null : points.removeAt(k);
-    }
-
-    @Override
-    public boolean remove(Object key, Object value) {
-        final Long k = readKey(key);
-        return k != null && value instanceof Long v && map.remove(k, v);
-    }
-
-    @Override
-    public Long replace(Long key, Long value) {
-        return points.replaceAt(writeKey(key), LongLongMapView.value(value));
-    }
-
-    @Override
-    public boolean replace(Long key, Long oldValue, Long newValue) {
-        return map.replace(writeKey(key), LongLongMapView.value(oldValue), LongLongMapView.value(newValue));
-    }
-
-    @Override
-    public Long computeIfAbsent(Long key, Function<? super Long, ? extends Long> function) {
-        return points.computeIfAbsentAt(writeKey(key), function);
-    }
-
-    @Override
-    public Long computeIfPresent(Long key, BiFunction<? super Long, ? super Long, ? extends Long> function) {
-        return points.computeIfPresentAt(writeKey(key), function);
-    }
-
-    @Override
-    public Long compute(Long key, BiFunction<? super Long, ? super Long, ? extends Long> function) {
-        return points.computeAt(writeKey(key), function);
-    }
-
-    @Override
-    public Long merge(Long key, Long value, BiFunction<? super Long, ? super Long, ? extends Long> function) {
-        return points.mergeAt(writeKey(key), LongLongMapView.value(value), function);
     }
 }

@@ -24,7 +24,7 @@ final class RangeIterator<T> extends BatchIterator<T> implements LongLongPredica
     private long resumeAfter;
     private int filled;
 
-    RangeIterator(LongLongView owner, EntryMaker<T> maker, LongLongNavigableMap map, long lo,
+    RangeIterator(AbstractLongLongView owner, EntryMaker<T> maker, LongLongNavigableMap map, long lo,
             boolean loInclusive, long hi, boolean hiInclusive, boolean descending) {
         super(owner, maker, FIRST_BATCH);
         this.map = map;

@@ -18,7 +18,7 @@ final class SnapshotIterator<T> extends BatchIterator<T> implements LongLongPred
     private final LongLongMap map;
     private int filled;
 
-    SnapshotIterator(LongLongView owner, EntryMaker<T> maker, LongLongMap map) {
+    SnapshotIterator(AbstractLongLongView owner, EntryMaker<T> maker, LongLongMap map) {
         super(owner, maker, FIRST_CAPACITY);
         this.map = map;
     }

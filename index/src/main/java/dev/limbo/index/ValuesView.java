@@ -11,9 +11,9 @@ import java.util.Spliterators;
  */
 final class ValuesView extends AbstractCollection<Long> {
 
-    private final LongLongView map;
+    private final AbstractLongLongView map;
 
-    ValuesView(LongLongView map) {
+    ValuesView(AbstractLongLongView map) {
         this.map = map;
     }
 

@@ -10,11 +10,11 @@ import java.util.Objects;
  */
 final class ViewEntry implements Map.Entry<Long, Long> {
 
-    private final LongLongView owner;
+    private final AbstractLongLongView owner;
     private final long key;
     private long value;
 
-    ViewEntry(LongLongView owner, long key, long value) {
+    ViewEntry(AbstractLongLongView owner, long key, long value) {
         this.owner = owner;
         this.key = key;
         this.value = value;

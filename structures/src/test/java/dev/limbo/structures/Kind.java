@@ -20,7 +20,9 @@ enum Kind {
             NatarajanMittalTree::new),
     ELLEN(EllenBst.class, EllenBst.RECORD_BYTES, EllenBst.SLOTS, EllenBst::new),
     ABTREE(BrownAbTree.class, BrownAbTree.recordBytes(BrownAbTree.DEFAULT_DEGREE), BrownAbTree.SLOTS,
-            BrownAbTree::new);
+            BrownAbTree::new),
+    LZS_HASH_MAP(LiuZhangSpearHashMap.class, FreezableSetLayout.RECORD_BYTES, LiuZhangSpearHashMap.SLOTS,
+            LiuZhangSpearHashMap::new);
 
     /** The stack and the queue as one interface: add a value, take one, or RESERVED if empty. */
     interface Linear {
@@ -66,7 +68,7 @@ enum Kind {
      * BrownAbTree's nodes and SCX records.
      */
     boolean oneLayout() {
-        return this != ELLEN && this != ABTREE;
+        return this != ELLEN && this != ABTREE && this != LZS_HASH_MAP;
     }
 
     /**
@@ -97,12 +99,13 @@ enum Kind {
 
     /** Whether the structure maps keys to values (list, hash map, trees) rather than holding a sequence. */
     boolean keyed() {
-        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN || this == ABTREE;
+        return this == LIST || this == HASH_MAP || this == TREE || this == ELLEN || this == ABTREE
+                || this == LZS_HASH_MAP;
     }
 
     /** Whether the keyed view supports put (replace in place): not the binary trees. */
     boolean replaces() {
-        return this == LIST || this == HASH_MAP || this == ABTREE;
+        return this == LIST || this == HASH_MAP || this == ABTREE || this == LZS_HASH_MAP;
     }
 
     /** The keyed view of {@code s}, a structure of this kind. */
@@ -113,6 +116,7 @@ enum Kind {
             case TREE -> NatarajanMittalTreeTest.subject((NatarajanMittalTree) s);
             case ELLEN -> EllenBstTest.subject((EllenBst) s);
             case ABTREE -> BrownAbTreeTest.subject((BrownAbTree) s);
+            case LZS_HASH_MAP -> LiuZhangSpearHashMapTest.subject((LiuZhangSpearHashMap) s);
             default -> throw new IllegalArgumentException(this + " is not keyed");
         };
     }

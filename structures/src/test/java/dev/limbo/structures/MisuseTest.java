@@ -96,6 +96,9 @@ class MisuseTest {
                 all.add(bad("bulkLoad(unsorted)", "bulk load: keys must be strictly ascending; key 1 at index 1 follows 2",
                         () -> tree.bulkLoad(new long[] {2, 1}, new long[2])));
             }
+            case LiuZhangSpearHashMap map -> // every key and value is valid: the other arguments
+                    all.add(bad("scanStep(0, long[1])", "a scan step needs an array of at least 2 words, got 1",
+                            () -> map.scanStep(0, new long[1])));
             default -> throw new IllegalArgumentException("no catalogue for " + s);
         }
         all.add(new Misuse("close(null)", NullPointerException.class, "timeout must not be null", () -> s.close(null)));
@@ -169,6 +172,18 @@ class MisuseTest {
                 all.put("ceiling", () -> tree.ceiling(1, new BrownAbTree.LeafCopy(tree.degree())));
                 all.put("floor", () -> tree.floor(1, new BrownAbTree.LeafCopy(tree.degree())));
                 all.put("bulkLoad", () -> tree.bulkLoad(new long[0], new long[0]));
+            }
+            case LiuZhangSpearHashMap map -> {
+                all.put("getOrDefault", () -> map.getOrDefault(1, 0));
+                all.put("containsKey", () -> map.containsKey(1));
+                all.put("putIfAbsent", () -> map.putIfAbsent(1, 1));
+                all.put("put", () -> map.put(1, 1, 0));
+                all.put("replace", () -> map.replace(1, 2));
+                all.put("replace(expected)", () -> map.replace(1, 2, 3));
+                all.put("remove", () -> map.remove(1, 0));
+                all.put("removeIfEquals", () -> map.removeIfEquals(1, 3));
+                all.put("size", map::size);
+                all.put("buckets", map::buckets);
             }
             default -> throw new IllegalArgumentException("no operations for " + s);
         }
@@ -293,6 +308,16 @@ class MisuseTest {
                     final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                             () -> new MichaelHashMap(d, buckets));
                     assertEquals("the number of buckets must be a positive power of two, was " + buckets,
+                            e.getMessage());
+                }
+            }
+        }
+        if (kind == Kind.LZS_HASH_MAP) {
+            try (ReclaimDomain d = kind.domain(Scheme.DEBRA, allocator, false, 0)) {
+                for (final long capacity : new long[] {-1, Long.MIN_VALUE, LiuZhangSpearHashMap.MAX_INITIAL_CAPACITY + 1}) {
+                    final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                            () -> new LiuZhangSpearHashMap(d, capacity));
+                    assertEquals("initial capacity must be between 0 and 1099511627776 keys, was " + capacity,
                             e.getMessage());
                 }
             }
