@@ -1,5 +1,7 @@
 package dev.limbo.bench.index;
 
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.index.OffHeapLongHashMap;
 import dev.limbo.reclaim.Scheme;
 import net.openhft.chronicle.map.ChronicleMap;
 import org.jctools.maps.NonBlockingHashMapLong;
@@ -33,6 +35,9 @@ public record Contender(String id, Library library, Scheme scheme) {
         /** Limbo's ordered map. */
         LIMBO_ORDERED("limbo-ordered", true, "Limbo 0.1.0-SNAPSHOT `OffHeapLongMap`",
                 "`OffHeapLongMap.builder()` defaults (scheme, node degree), an allocator of its own"),
+        /** Limbo's hash map. */
+        LIMBO_HASH("limbo-hash", false, "Limbo 0.1.0-SNAPSHOT `OffHeapLongHashMap`",
+                "`OffHeapLongHashMap.builder()` defaults (scheme), `initialCapacity(keys / 2)`, an allocator of its own"),
         /** The JDK's skip list. */
         CSLM("cslm", true, "JDK `ConcurrentSkipListMap<Long, Long>`", "`new ConcurrentSkipListMap<>()`"),
         /** The JDK's hash map. */
@@ -83,7 +88,7 @@ public record Contender(String id, Library library, Scheme scheme) {
 
         /** Whether it is one of Limbo's maps (their forks get a 1 GiB heap from the bench command). */
         public boolean limbo() {
-            return this == LIMBO_ORDERED;
+            return this == LIMBO_ORDERED || this == LIMBO_HASH;
         }
     }
 
@@ -112,6 +117,12 @@ public record Contender(String id, Library library, Scheme scheme) {
         final int expected = Math.max(1, keys / 2);
         return switch (library) {
             case LIMBO_ORDERED -> LimboOrderedAdapter.create(scheme);
+            case LIMBO_HASH -> {
+                final LimboAllocator allocator = LimboAllocator.create();
+                final OffHeapLongHashMap.Builder b = OffHeapLongHashMap.builder().allocator(allocator)
+                        .missingValue(IndexAdapter.MISSING).initialCapacity(expected);
+                yield new LimboMapAdapter(allocator, (scheme == null ? b : b.scheme(scheme)).build());
+            }
             case CSLM -> {
                 final ConcurrentSkipListMap<Long, Long> m = new ConcurrentSkipListMap<>();
                 yield new NavigableMapAdapter(m, () -> 0, m::clear);

@@ -74,7 +74,7 @@ public class IndexBench {
         @Param({"50i50d", "read90", "read100", "scan100"})
         public String mix;
 
-        @Param({"limbo-ordered", "cslm", "chm", "nbhml", "chronicle", "mapdb-btree", "mapdb-htree"})
+        @Param({"limbo-ordered", "limbo-hash", "cslm", "chm", "nbhml", "chronicle", "mapdb-btree", "mapdb-htree"})
         public String contender;
 
         IndexAdapter map;
