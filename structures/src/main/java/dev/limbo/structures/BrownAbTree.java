@@ -396,6 +396,16 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** The value of {@code key}, or {@code missing} if absent. */
     public long get(final long key, final long missing) {
+        return lookup(key, missing, false);
+    }
+
+    /** Whether {@code key} is present. */
+    public boolean containsKey(final long key) {
+        return lookup(key, 0, true) != 0;
+    }
+
+    /** A search: the value of {@code key} or {@code missing}, or with {@code presence} 1 or 0. */
+    private long lookup(final long key, final long missing, final boolean presence) {
         final int op = enter();
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
@@ -403,33 +413,12 @@ public final class BrownAbTree extends OffHeapStructure {
                 search(g, key, r, false);
                 final long l = r[N];
                 final int i = find(l, size(l), key);
-                final long value = i >= 0 ? val(l, i) : missing;
+                final long result = presence ? (i >= 0 ? 1 : 0) : i >= 0 ? val(l, i) : missing;
                 try {
                     g.poll();
-                    return value;
+                    return result;
                 } catch (final Restart neutralized) {
                     // the leaf may have been freed before it was read: search again
-                }
-            }
-        } finally {
-            exit(op);
-        }
-    }
-
-    /** Whether {@code key} is present. */
-    public boolean containsKey(final long key) {
-        final int op = enter();
-        try (Guard g = domain.pin()) {
-            final long[] r = g.locals();
-            while (true) {
-                search(g, key, r, false);
-                final long l = r[N];
-                final boolean found = find(l, size(l), key) >= 0;
-                try {
-                    g.poll();
-                    return found;
-                } catch (final Restart neutralized) {
-                    // search again
                 }
             }
         } finally {
@@ -822,7 +811,7 @@ public final class BrownAbTree extends OffHeapStructure {
         int held = 0;
         for (; held < n; held++) { // holders (iii): the LLX words' records
             final long e = Words.lp(u + WORDS + 8L * held);
-            if (e != 0 && !acquireRef(e)) {
+            if (e != 0 && !RecordRefs.acquire(e)) {
                 break;
             }
         }
@@ -854,7 +843,7 @@ public final class BrownAbTree extends OffHeapStructure {
         for (int i = 0; i < n; i++) {
             final long node = Words.lp(u + NODES + 8L * i);
             final long e = Words.lp(u + WORDS + 8L * i);
-            if (!acquireRef(u)) { // holder (ii) in advance; 0: resolved and released
+            if (!RecordRefs.acquire(u)) { // holder (ii) in advance; 0: resolved and released
                 return Words.la(u + STATE) == COMMITTED; // (3)
             }
             if (g.cas(node + WORD, e, u)) { // (F) freeze; pairs with (2), (3)
@@ -889,19 +878,6 @@ public final class BrownAbTree extends OffHeapStructure {
         return true;
     }
 
-    /** Increments {@code u}'s refs unless they are 0 (retired); returns whether it did. */
-    private static boolean acquireRef(final long u) {
-        long c = Words.la(u + REFS); // (H)
-        while (c != 0) {
-            final long w = Words.cae(u + REFS, c, c + 1); // (H)
-            if (w == c) {
-                return true;
-            }
-            c = w;
-        }
-        return false;
-    }
-
     /** Drops one hold on record {@code u} (0: none); the last one retires it. */
     private void dropRef(final Guard g, final long u) {
         if (u != 0 && Words.xadd(u + REFS, -1) == 1) { // (H)
@@ -933,33 +909,8 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** One attempt at tagged node {@code n}, child {@code ixN} of {@code p}, child {@code ixP} of {@code gp}. */
     private void fixTagged(final Guard g, final long gp, final long p, final long n, final int ixP, final int ixN) {
-        if (p == entry) { // root untag
-            final long wp = llx(g, WORD_SLOT, p, 0, 0);
-            if (wp == FAIL || Words.la(child(p, 0)) != n) { // (3)
-                return;
-            }
-            final long wn = llx(g, WORD_SLOT + 1, n, p, 0);
-            if (wn == FAIL) {
-                return;
-            }
-            g.reserve(0, p);
-            g.reserve(1, n);
-            g.reserve(4, wp);
-            g.reserve(5, wn);
-            g.beginWrite();
-            long m = 0;
-            boolean ok = false;
-            try {
-                final int size = size(n);
-                m = newNode(g, size, false, false);
-                copyInternal(g, n, 0, m, 0, size);
-                ok = scx(g, 2, 0b10, p, wp, n, wn, 0, 0, 0, 0, child(p, 0), n, m);
-            } finally {
-                g.endWrite();
-                if (!ok) {
-                    discard(m);
-                }
-            }
+        if (p == entry) {
+            fixRoot(g, n, true);
             return;
         }
         if (isTagged(p)) {
@@ -1028,6 +979,43 @@ public final class BrownAbTree extends OffHeapStructure {
         }
     }
 
+    /**
+     * One attempt at the root {@code n}: V = {entry, n}, R = {n}; with {@code untag} (root untag)
+     * n is replaced by an untagged copy, otherwise (root absorb: n internal with one child) by its
+     * child, read after n's LLX (the freeze checks that it stayed).
+     */
+    private void fixRoot(final Guard g, final long n, final boolean untag) {
+        final long wp = llx(g, WORD_SLOT, entry, 0, 0);
+        if (wp == FAIL || Words.la(child(entry, 0)) != n) { // (3)
+            return;
+        }
+        final long wn = llx(g, WORD_SLOT + 1, n, entry, 0);
+        if (wn == FAIL) {
+            return;
+        }
+        final long onlyChild = untag ? 0 : Words.la(child(n, 0)); // (3)
+        g.reserve(0, entry);
+        g.reserve(1, n);
+        g.reserve(4, wp);
+        g.reserve(5, wn);
+        g.beginWrite();
+        long m = 0;
+        boolean ok = false;
+        try {
+            if (untag) {
+                final int size = size(n);
+                m = newNode(g, size, false, false);
+                copyInternal(g, n, 0, m, 0, size);
+            }
+            ok = scx(g, 2, 0b10, entry, wp, n, wn, 0, 0, 0, 0, child(entry, 0), n, untag ? m : onlyChild);
+        } finally {
+            g.endWrite();
+            if (!ok) {
+                discard(m);
+            }
+        }
+    }
+
     /** Child {@code i} of p with n's children in place of n (child {@code ixN}, {@code nSize} children). */
     private long absorbedChild(final long p, final long n, final int ixN, final int nSize, final int i) {
         if (i < ixN) {
@@ -1057,26 +1045,8 @@ public final class BrownAbTree extends OffHeapStructure {
     /** One attempt at underfull node {@code n}, child {@code ixN} of {@code p}, child {@code ixP} of {@code gp}. */
     private void fixUnderfull(final Guard g, final long gp, final long p, final long n, final int ixP,
                               final int ixN) {
-        if (p == entry) { // root absorb: an internal root with one child
-            final long wp = llx(g, WORD_SLOT, p, 0, 0);
-            if (wp == FAIL || Words.la(child(p, 0)) != n) { // (3)
-                return;
-            }
-            final long wn = llx(g, WORD_SLOT + 1, n, p, 0);
-            if (wn == FAIL) {
-                return;
-            }
-            final long c = Words.la(child(n, 0)); // (3) after n's LLX: the freeze checks it stayed
-            g.reserve(0, p);
-            g.reserve(1, n);
-            g.reserve(4, wp);
-            g.reserve(5, wn);
-            g.beginWrite();
-            try {
-                scx(g, 2, 0b10, p, wp, n, wn, 0, 0, 0, 0, child(p, 0), n, c);
-            } finally {
-                g.endWrite();
-            }
+        if (p == entry) {
+            fixRoot(g, n, false);
             return;
         }
         final int pSize = size(p);
@@ -1208,7 +1178,7 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /**
      * A copy of one leaf's entries and of the bounds of its key range, filled by
-     * {@link #copyLeaf}: the building block of scans, navigation and cursors. Confined to the
+     * {@link BrownAbTree#copyLeaf}: the building block of scans, navigation and cursors. Confined to the
      * thread that fills it; its buffers are allocated once.
      */
     public static final class LeafCopy {

@@ -453,18 +453,7 @@ class BrownAbTreeTest {
         final long baseline = alloc.stats().bytesInUse();
         final ReclaimDomain d = domain(scheme, alloc, 4, true);
         final BrownAbTree t = new BrownAbTree(d, 4);
-        Workers.run(2, false, id -> {
-            final SplittableRandom rnd = new SplittableRandom(id);
-            for (int i = 0; i < 4_000; i++) {
-                final long k = rnd.nextInt(500);
-                if (rnd.nextBoolean()) {
-                    t.put(k, i, MISSING);
-                } else {
-                    t.remove(k, MISSING);
-                }
-            }
-            return null;
-        });
+        churn(t, 4_000, 500);
         t.checkInvariants();
         assertTrue(t.liveRecords() > 0);
         t.close();
@@ -482,10 +471,17 @@ class BrownAbTreeTest {
     @MethodSource("everyScheme")
     void everySchemeServesTheTree(final Scheme scheme) throws InterruptedException {
         final BrownAbTree t = tree(scheme, 4);
+        churn(t, 3_000, 100);
+        t.checkInvariants();
+        assertFalse(t.isClosed());
+    }
+
+    /** Two threads put and remove {@code ops} random keys of [0, range) each. */
+    private static void churn(final BrownAbTree t, final int ops, final int range) throws InterruptedException {
         Workers.run(2, false, id -> {
             final SplittableRandom rnd = new SplittableRandom(id);
-            for (int i = 0; i < 3_000; i++) {
-                final long k = rnd.nextInt(100);
+            for (int i = 0; i < ops; i++) {
+                final long k = rnd.nextInt(range);
                 if (rnd.nextBoolean()) {
                     t.put(k, i, MISSING);
                 } else {
@@ -494,8 +490,6 @@ class BrownAbTreeTest {
             }
             return null;
         });
-        t.checkInvariants();
-        assertFalse(t.isClosed());
     }
 
     static Stream<Scheme> everyScheme() {
