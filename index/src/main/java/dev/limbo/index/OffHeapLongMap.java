@@ -366,15 +366,18 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
         return new LongLongNavigableMapView(this);
     }
 
-    /** Closes the tree (waiting for the operations in flight), then the map's domain. Idempotent. */
+    /**
+     * Closes the tree (waiting for the operations in flight, as {@link BrownAbTree#close()} does),
+     * then the map's domain. Idempotent; if operations are still in flight after the tree's
+     * timeout it throws, and a later close tries again.
+     */
     @Override
     public synchronized void close() {
-        if (closed) {
-            return;
-        }
         closed = true;
         tree.close();
-        domain.close();
+        if (!domain.isClosed()) {
+            domain.close();
+        }
     }
 
     // ---------------------------------------------------------------- navigation

@@ -57,12 +57,17 @@ import java.util.Objects;
  * frozen, and LLX re-reads the word (the paper's second read of marked) and returns w, the
  * snapshot's witness. Callers read the child links they use after their LLX. SCX(V, R, fld, new),
  * V in tree order, creates a record U and Help(U): for each r in V, freeze CAS (F) r.word from
- * the LLX's w to U; if it fails and r.word != U, then if U.allFrozen someone finished U (return
- * true), else abort: state CAS (S) IN_PROGRESS -> ABORTED (return false). Then allFrozen = 1 (A);
+ * the LLX's w to U; if it fails and r.word is neither U nor U | MARK (marked for U, so frozen:
+ * marks follow allFrozen), then if U.allFrozen someone finished U (return true), else abort:
+ * state CAS (S) IN_PROGRESS -> ABORTED (return false). Then allFrozen = 1 (A);
  * mark CAS (M) r.word U -> U | MARK for r in R; the update CAS (U) of fld from old to new;
  * commit: state CAS (S) IN_PROGRESS -> COMMITTED. A node is frozen for U while its word is U and
  * U is in progress, or forever once its word is U | MARK. Merging the mark into the word makes
- * every change of a node's word one CAS: a stale LLX that missed a mark fails at the freeze CAS.
+ * every change of a node's word one CAS: a stale LLX that missed a mark fails at the freeze CAS. The
+ * price: a word leaves U (for U | MARK) while U is still in progress, so Help must take U | MARK
+ * as frozen for U where the paper tests r.info = U (the paper's "r.info != U and allFrozen, so U
+ * is done" holds only for a word that left U after the commit; the stalled-SCX test found the
+ * livelock that the unchanged test causes when a creator stalls after its marks).
  *
  * The operations (each one SCX; V top down, R = the nodes the new subtree replaces):
  *  - leaf update (put, putIfAbsent, replace, remove, both conditional forms): search key's leaf l
@@ -249,6 +254,9 @@ public final class BrownAbTree extends OffHeapStructure {
     private final StripedCounter entries = new StripedCounter();
     /** Records allocated minus records freed or retired by the tree: its live records. */
     private final StripedCounter records = new StripedCounter();
+    /** Test hook ({@link #stallNextScx}): run by the next SCX's creator at step stallAt; null normally. */
+    private Runnable stallHook;
+    private int stallAt;
 
     /**
      * A tree of degree {@link #DEFAULT_DEGREE} over {@code domain}.
@@ -822,7 +830,11 @@ public final class BrownAbTree extends OffHeapStructure {
             discard(u);
             return false;
         }
-        final boolean committed = help(g, u);
+        final Runnable stall = stallHook;
+        if (stall != null) {
+            stallHook = null; // once: the operations it runs do not stall
+        }
+        final boolean committed = help(g, u, stall, stallAt);
         for (int i = 0; i < n; i++) {
             dropRef(g, Words.lp(u + WORDS + 8L * i));
         }
@@ -837,10 +849,21 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** The paper's Help(U): freeze V, then mark R, update, commit. Write phase. */
     private boolean help(final Guard g, final long u) {
+        return help(g, u, null, 0);
+    }
+
+    /**
+     * {@link #help(Guard, long)}; a creator under test runs {@code stall} (if not null) at step
+     * {@code stallAt}: before freezing V[stallAt], after the freezes (|V|), or after the marks (|V| + 1).
+     */
+    private boolean help(final Guard g, final long u, final Runnable stall, final int stallAt) {
         final long shape = Words.lp(u + SHAPE);
         final int n = (int) (shape & 0xFF);
         final int rmask = (int) (shape >>> 8);
         for (int i = 0; i < n; i++) {
+            if (stall != null && stallAt == i) {
+                stall.run();
+            }
             final long node = Words.lp(u + NODES + 8L * i);
             final long e = Words.lp(u + WORDS + 8L * i);
             if (!RecordRefs.acquire(u)) { // holder (ii) in advance; 0: resolved and released
@@ -852,7 +875,7 @@ public final class BrownAbTree extends OffHeapStructure {
                 }
             } else {
                 dropRef(g, u);
-                if (Words.la(node + WORD) != u) { // (3)
+                if ((Words.la(node + WORD) & ~MARK) != u) { // (3) U | MARK: frozen and marked for U
                     if (Words.la(u + ALL_FROZEN) != 0) { // (3) pairs with (A)
                         return true;
                     }
@@ -862,10 +885,16 @@ public final class BrownAbTree extends OffHeapStructure {
             }
         }
         Words.sv(u + ALL_FROZEN, 1); // (A)
+        if (stall != null && stallAt == n) {
+            stall.run();
+        }
         for (int i = 0; i < n; i++) {
             if ((rmask & 1 << i) != 0 && g.cas(Words.lp(u + NODES + 8L * i) + WORD, u, u | MARK)) { // (M)
                 dropRef(g, u);
             }
+        }
+        if (stall != null && stallAt > n) {
+            stall.run();
         }
         g.cas(Words.lp(u + FLD), Words.lp(u + OLD), Words.lp(u + NEW)); // (U) pairs with (1)
         if (Words.cas(u + STATE, IN_PROGRESS, COMMITTED)) { // (S)
@@ -1425,6 +1454,21 @@ public final class BrownAbTree extends OffHeapStructure {
             return degree;
         }
         return c == count - 2 ? lastTwo - lastTwo / 2 : lastTwo / 2;
+    }
+
+    // ---------------------------------------------------------------- test hooks
+
+    /**
+     * Test hook: the next SCX that this tree's operations create stalls its creator at step
+     * {@code at} (before freezing V[at]; |V|: after every freeze; |V| + 1: after the marks, before
+     * the update CAS) while {@code meanwhile} runs on the creator's thread, nested in its pinned
+     * section (so the stalled creator keeps its protections, as a preempted one does). Lets tests
+     * leave frozen and marked nodes for other operations to meet and help. Single-threaded tests
+     * only.
+     */
+    void stallNextScx(final int at, final Runnable meanwhile) {
+        stallAt = at;
+        stallHook = meanwhile;
     }
 
     // ---------------------------------------------------------------- teardown and checks
