@@ -108,10 +108,15 @@ class IndexPlanTest {
 
     @Test
     void contendersWithASchemeAreLimbosAndUnknownOnesAreRefused() {
-        final Contender hp = Contender.of("cslm");
-        assertEquals(Contender.Library.CSLM, hp.library());
-        assertTrue(hp.ordered());
-        assertTrue(!Contender.of("chm").ordered());
+        final Contender hp = Contender.of("limbo-ordered-hp");
+        assertEquals(Contender.Library.LIMBO_ORDERED, hp.library());
+        assertEquals(dev.limbo.reclaim.Scheme.HP, hp.scheme());
+        assertEquals("ordered", Family.INDEX.kind("limbo-ordered-hp"));
+        assertEquals(null, Contender.of("limbo-hash").scheme(), "the builder's default");
+        assertTrue(!Contender.of("limbo-hash-ebr").ordered());
+        assertTrue(Contender.of("cslm").ordered() && !Contender.of("chm").ordered());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Contender.of("limbo-hash-no-such-scheme"));
         final IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
                 IllegalArgumentException.class, () -> Contender.of("treemap"));
         assertTrue(e.getMessage().contains("unknown contender 'treemap'"), e.getMessage());
