@@ -139,8 +139,9 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
         }
 
         /**
-         * What {@link #get}, {@link #put} and {@link #remove(long)} return for "no mapping"
-         * (default 0). It stays a valid value.
+         * What {@link OffHeapLongMap#get}, {@link OffHeapLongMap#put} and
+         * {@link OffHeapLongMap#remove(long)} return for "no mapping" (default 0). It stays a valid
+         * value.
          *
          * @param missingValue the missing value
          * @return this builder
@@ -180,6 +181,9 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
         private final int degree;
         private BrownAbTree.LeafCopy[] copies = new BrownAbTree.LeafCopy[2];
         private int depth;
+        /** The entry {@link #locate} found. */
+        private long foundKey;
+        private long foundValue;
 
         Buffers(final int degree) {
             this.degree = degree;
@@ -331,37 +335,49 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
         return new LongLongNavigableMapView(this);
     }
 
-    /** Closes the tree (waiting for the operations in flight), then the map's domain. Idempotent. */
+    /**
+     * Closes the tree (waiting for the operations in flight, as {@link BrownAbTree#close()} does),
+     * then the map's domain. Idempotent; if operations are still in flight after the tree's
+     * timeout it throws, and a later close tries again.
+     */
     @Override
     public synchronized void close() {
-        if (closed) {
-            return;
-        }
         closed = true;
         tree.close();
-        domain.close();
+        if (!domain.isClosed()) {
+            domain.close();
+        }
     }
 
     // ---------------------------------------------------------------- navigation
 
-    /** Finds the least key >= key (ceiling) or the greatest <= key; hands the entry to {@code action}. */
-    private boolean nearest(final long key, final boolean up, final LongLongConsumer action) {
+    /**
+     * Finds the least key {@code >= key} ({@code up}) or the greatest {@code <= key} into the
+     * thread's buffers' found entry; returns whether there is one.
+     */
+    private boolean locate(final long key, final boolean up, final Buffers b) {
         checkOpen();
-        final Buffers b = buffers.get();
         final BrownAbTree.LeafCopy c = b.enter();
-        final long k;
-        final long v;
         try {
             final int i = up ? tree.ceiling(key, c) : tree.floor(key, c);
             if (i < 0) {
                 return false;
             }
-            k = c.key(i);
-            v = c.value(i);
+            b.foundKey = c.key(i);
+            b.foundValue = c.value(i);
+            return true;
         } finally {
             b.exit();
         }
-        action.accept(k, v);
+    }
+
+    /** {@link #locate}, then hands the entry to {@code action} (which may use the map). */
+    private boolean nearest(final long key, final boolean up, final LongLongConsumer action) {
+        final Buffers b = buffers.get();
+        if (!locate(key, up, b)) {
+            return false;
+        }
+        action.accept(b.foundKey, b.foundValue);
         return true;
     }
 
@@ -408,18 +424,11 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
     }
 
     private long endKey(final boolean first) {
-        checkOpen();
         final Buffers b = buffers.get();
-        final BrownAbTree.LeafCopy c = b.enter();
-        try {
-            final int i = first ? tree.ceiling(Long.MIN_VALUE, c) : tree.floor(Long.MAX_VALUE, c);
-            if (i < 0) {
-                throw new NoSuchElementException("the map is empty");
-            }
-            return c.key(i);
-        } finally {
-            b.exit();
+        if (!locate(first ? Long.MIN_VALUE : Long.MAX_VALUE, first, b)) {
+            throw new NoSuchElementException("the map is empty");
         }
+        return b.foundKey;
     }
 
     // ---------------------------------------------------------------- scans

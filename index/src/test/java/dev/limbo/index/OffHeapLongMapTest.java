@@ -87,7 +87,7 @@ class OffHeapLongMapTest {
         final TreeMap<Long, Long> model = new TreeMap<>();
         final SplittableRandom rnd = new SplittableRandom(3);
         final long[] edges = {Long.MIN_VALUE, -1, 0, 1, Long.MAX_VALUE};
-        for (int i = 0; i < 20_000; i++) {
+        for (int i = 0; i < 10_000; i++) {
             final long k = rnd.nextInt(8) == 0 ? edges[rnd.nextInt(edges.length)] : rnd.nextInt(300) - 150;
             final long v = rnd.nextInt(8) == 0 ? edges[rnd.nextInt(edges.length)] : rnd.nextInt(1000);
             switch (rnd.nextInt(9)) {

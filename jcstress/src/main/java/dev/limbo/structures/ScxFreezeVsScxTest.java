@@ -99,6 +99,20 @@ public final class ScxFreezeVsScxTest {
             return 1;
         }
 
+        /** SCX with V = {p, l}, R = {l}: l replaced by N; {@code freezeP} false is the broken variant. */
+        final int replaceL(final boolean freezeP) {
+            final long wp = llx(pWord);
+            final long wl = llx(lWord);
+            if (wp < 0 || wl < 0 || Words.la(pChild) != l || freezeP && !freeze(pWord, wp, u2)
+                    || !freeze(lWord, wl, u2)) {
+                return 0;
+            }
+            Words.cas(lWord, u2, u2 | MARK); // (M)
+            Words.cas(pChild, l, n); // (U)
+            Words.cas(u2, IN_PROGRESS, COMMITTED); // (S)
+            return 1;
+        }
+
         /** Whether N hangs under gp (through p or through the copy). */
         final int reachable() {
             final long c = Words.lv(gpChild);
@@ -139,16 +153,7 @@ public final class ScxFreezeVsScxTest {
 
         @Actor
         public void replaceL(final IIII_Result r) {
-            final long wp = llx(pWord);
-            final long wl = llx(lWord);
-            if (wp < 0 || wl < 0 || Words.la(pChild) != l || !freeze(pWord, wp, u2) || !freeze(lWord, wl, u2)) {
-                r.r2 = 0;
-                return;
-            }
-            Words.cas(lWord, u2, u2 | MARK); // (M)
-            Words.cas(pChild, l, n); // (U)
-            Words.cas(u2, IN_PROGRESS, COMMITTED); // (S)
-            r.r2 = 1;
+            r.r2 = replaceL(true);
         }
     }
 
@@ -180,16 +185,7 @@ public final class ScxFreezeVsScxTest {
 
         @Actor
         public void replaceL(final IIII_Result r) {
-            final long wp = llx(pWord);
-            final long wl = llx(lWord);
-            if (wp < 0 || wl < 0 || Words.la(pChild) != l || !freeze(lWord, wl, u2)) { // no freeze of p
-                r.r2 = 0;
-                return;
-            }
-            Words.cas(lWord, u2, u2 | MARK);
-            Words.cas(pChild, l, n);
-            Words.cas(u2, IN_PROGRESS, COMMITTED);
-            r.r2 = 1;
+            r.r2 = replaceL(false); // no freeze of p
         }
     }
 }

@@ -57,12 +57,17 @@ import java.util.Objects;
  * frozen, and LLX re-reads the word (the paper's second read of marked) and returns w, the
  * snapshot's witness. Callers read the child links they use after their LLX. SCX(V, R, fld, new),
  * V in tree order, creates a record U and Help(U): for each r in V, freeze CAS (F) r.word from
- * the LLX's w to U; if it fails and r.word != U, then if U.allFrozen someone finished U (return
- * true), else abort: state CAS (S) IN_PROGRESS -> ABORTED (return false). Then allFrozen = 1 (A);
+ * the LLX's w to U; if it fails and r.word is neither U nor U | MARK (marked for U, so frozen:
+ * marks follow allFrozen), then if U.allFrozen someone finished U (return true), else abort:
+ * state CAS (S) IN_PROGRESS -> ABORTED (return false). Then allFrozen = 1 (A);
  * mark CAS (M) r.word U -> U | MARK for r in R; the update CAS (U) of fld from old to new;
  * commit: state CAS (S) IN_PROGRESS -> COMMITTED. A node is frozen for U while its word is U and
  * U is in progress, or forever once its word is U | MARK. Merging the mark into the word makes
- * every change of a node's word one CAS: a stale LLX that missed a mark fails at the freeze CAS.
+ * every change of a node's word one CAS: a stale LLX that missed a mark fails at the freeze CAS. The
+ * price: a word leaves U (for U | MARK) while U is still in progress, so Help must take U | MARK
+ * as frozen for U where the paper tests r.info = U (the paper's "r.info != U and allFrozen, so U
+ * is done" holds only for a word that left U after the commit; the stalled-SCX test found the
+ * livelock that the unchanged test causes when a creator stalls after its marks).
  *
  * The operations (each one SCX; V top down, R = the nodes the new subtree replaces):
  *  - leaf update (put, putIfAbsent, replace, remove, both conditional forms): search key's leaf l
@@ -249,6 +254,9 @@ public final class BrownAbTree extends OffHeapStructure {
     private final StripedCounter entries = new StripedCounter();
     /** Records allocated minus records freed or retired by the tree: its live records. */
     private final StripedCounter records = new StripedCounter();
+    /** Test hook ({@link #stallNextScx}): run by the next SCX's creator at step stallAt; null normally. */
+    private Runnable stallHook;
+    private int stallAt;
 
     /**
      * A tree of degree {@link #DEFAULT_DEGREE} over {@code domain}.
@@ -396,6 +404,16 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** The value of {@code key}, or {@code missing} if absent. */
     public long get(final long key, final long missing) {
+        return lookup(key, missing, false);
+    }
+
+    /** Whether {@code key} is present. */
+    public boolean containsKey(final long key) {
+        return lookup(key, 0, true) != 0;
+    }
+
+    /** A search: the value of {@code key} or {@code missing}, or with {@code presence} 1 or 0. */
+    private long lookup(final long key, final long missing, final boolean presence) {
         final int op = enter();
         try (Guard g = domain.pin()) {
             final long[] r = g.locals();
@@ -403,33 +421,12 @@ public final class BrownAbTree extends OffHeapStructure {
                 search(g, key, r, false);
                 final long l = r[N];
                 final int i = find(l, size(l), key);
-                final long value = i >= 0 ? val(l, i) : missing;
+                final long result = presence ? (i >= 0 ? 1 : 0) : i >= 0 ? val(l, i) : missing;
                 try {
                     g.poll();
-                    return value;
+                    return result;
                 } catch (final Restart neutralized) {
                     // the leaf may have been freed before it was read: search again
-                }
-            }
-        } finally {
-            exit(op);
-        }
-    }
-
-    /** Whether {@code key} is present. */
-    public boolean containsKey(final long key) {
-        final int op = enter();
-        try (Guard g = domain.pin()) {
-            final long[] r = g.locals();
-            while (true) {
-                search(g, key, r, false);
-                final long l = r[N];
-                final boolean found = find(l, size(l), key) >= 0;
-                try {
-                    g.poll();
-                    return found;
-                } catch (final Restart neutralized) {
-                    // search again
                 }
             }
         } finally {
@@ -822,7 +819,7 @@ public final class BrownAbTree extends OffHeapStructure {
         int held = 0;
         for (; held < n; held++) { // holders (iii): the LLX words' records
             final long e = Words.lp(u + WORDS + 8L * held);
-            if (e != 0 && !acquireRef(e)) {
+            if (e != 0 && !RecordRefs.acquire(e)) {
                 break;
             }
         }
@@ -833,7 +830,11 @@ public final class BrownAbTree extends OffHeapStructure {
             discard(u);
             return false;
         }
-        final boolean committed = help(g, u);
+        final Runnable stall = stallHook;
+        if (stall != null) {
+            stallHook = null; // once: the operations it runs do not stall
+        }
+        final boolean committed = help(g, u, stall, stallAt);
         for (int i = 0; i < n; i++) {
             dropRef(g, Words.lp(u + WORDS + 8L * i));
         }
@@ -848,13 +849,24 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** The paper's Help(U): freeze V, then mark R, update, commit. Write phase. */
     private boolean help(final Guard g, final long u) {
+        return help(g, u, null, 0);
+    }
+
+    /**
+     * {@link #help(Guard, long)}; a creator under test runs {@code stall} (if not null) at step
+     * {@code stallAt}: before freezing V[stallAt], after the freezes (|V|), or after the marks (|V| + 1).
+     */
+    private boolean help(final Guard g, final long u, final Runnable stall, final int stallAt) {
         final long shape = Words.lp(u + SHAPE);
         final int n = (int) (shape & 0xFF);
         final int rmask = (int) (shape >>> 8);
         for (int i = 0; i < n; i++) {
+            if (stall != null && stallAt == i) {
+                stall.run();
+            }
             final long node = Words.lp(u + NODES + 8L * i);
             final long e = Words.lp(u + WORDS + 8L * i);
-            if (!acquireRef(u)) { // holder (ii) in advance; 0: resolved and released
+            if (!RecordRefs.acquire(u)) { // holder (ii) in advance; 0: resolved and released
                 return Words.la(u + STATE) == COMMITTED; // (3)
             }
             if (g.cas(node + WORD, e, u)) { // (F) freeze; pairs with (2), (3)
@@ -863,7 +875,7 @@ public final class BrownAbTree extends OffHeapStructure {
                 }
             } else {
                 dropRef(g, u);
-                if (Words.la(node + WORD) != u) { // (3)
+                if ((Words.la(node + WORD) & ~MARK) != u) { // (3) U | MARK: frozen and marked for U
                     if (Words.la(u + ALL_FROZEN) != 0) { // (3) pairs with (A)
                         return true;
                     }
@@ -873,10 +885,16 @@ public final class BrownAbTree extends OffHeapStructure {
             }
         }
         Words.sv(u + ALL_FROZEN, 1); // (A)
+        if (stall != null && stallAt == n) {
+            stall.run();
+        }
         for (int i = 0; i < n; i++) {
             if ((rmask & 1 << i) != 0 && g.cas(Words.lp(u + NODES + 8L * i) + WORD, u, u | MARK)) { // (M)
                 dropRef(g, u);
             }
+        }
+        if (stall != null && stallAt > n) {
+            stall.run();
         }
         g.cas(Words.lp(u + FLD), Words.lp(u + OLD), Words.lp(u + NEW)); // (U) pairs with (1)
         if (Words.cas(u + STATE, IN_PROGRESS, COMMITTED)) { // (S)
@@ -887,19 +905,6 @@ public final class BrownAbTree extends OffHeapStructure {
             }
         }
         return true;
-    }
-
-    /** Increments {@code u}'s refs unless they are 0 (retired); returns whether it did. */
-    private static boolean acquireRef(final long u) {
-        long c = Words.la(u + REFS); // (H)
-        while (c != 0) {
-            final long w = Words.cae(u + REFS, c, c + 1); // (H)
-            if (w == c) {
-                return true;
-            }
-            c = w;
-        }
-        return false;
     }
 
     /** Drops one hold on record {@code u} (0: none); the last one retires it. */
@@ -933,33 +938,8 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /** One attempt at tagged node {@code n}, child {@code ixN} of {@code p}, child {@code ixP} of {@code gp}. */
     private void fixTagged(final Guard g, final long gp, final long p, final long n, final int ixP, final int ixN) {
-        if (p == entry) { // root untag
-            final long wp = llx(g, WORD_SLOT, p, 0, 0);
-            if (wp == FAIL || Words.la(child(p, 0)) != n) { // (3)
-                return;
-            }
-            final long wn = llx(g, WORD_SLOT + 1, n, p, 0);
-            if (wn == FAIL) {
-                return;
-            }
-            g.reserve(0, p);
-            g.reserve(1, n);
-            g.reserve(4, wp);
-            g.reserve(5, wn);
-            g.beginWrite();
-            long m = 0;
-            boolean ok = false;
-            try {
-                final int size = size(n);
-                m = newNode(g, size, false, false);
-                copyInternal(g, n, 0, m, 0, size);
-                ok = scx(g, 2, 0b10, p, wp, n, wn, 0, 0, 0, 0, child(p, 0), n, m);
-            } finally {
-                g.endWrite();
-                if (!ok) {
-                    discard(m);
-                }
-            }
+        if (p == entry) {
+            fixRoot(g, n, true);
             return;
         }
         if (isTagged(p)) {
@@ -1028,6 +1008,43 @@ public final class BrownAbTree extends OffHeapStructure {
         }
     }
 
+    /**
+     * One attempt at the root {@code n}: V = {entry, n}, R = {n}; with {@code untag} (root untag)
+     * n is replaced by an untagged copy, otherwise (root absorb: n internal with one child) by its
+     * child, read after n's LLX (the freeze checks that it stayed).
+     */
+    private void fixRoot(final Guard g, final long n, final boolean untag) {
+        final long wp = llx(g, WORD_SLOT, entry, 0, 0);
+        if (wp == FAIL || Words.la(child(entry, 0)) != n) { // (3)
+            return;
+        }
+        final long wn = llx(g, WORD_SLOT + 1, n, entry, 0);
+        if (wn == FAIL) {
+            return;
+        }
+        final long onlyChild = untag ? 0 : Words.la(child(n, 0)); // (3)
+        g.reserve(0, entry);
+        g.reserve(1, n);
+        g.reserve(4, wp);
+        g.reserve(5, wn);
+        g.beginWrite();
+        long m = 0;
+        boolean ok = false;
+        try {
+            if (untag) {
+                final int size = size(n);
+                m = newNode(g, size, false, false);
+                copyInternal(g, n, 0, m, 0, size);
+            }
+            ok = scx(g, 2, 0b10, entry, wp, n, wn, 0, 0, 0, 0, child(entry, 0), n, untag ? m : onlyChild);
+        } finally {
+            g.endWrite();
+            if (!ok) {
+                discard(m);
+            }
+        }
+    }
+
     /** Child {@code i} of p with n's children in place of n (child {@code ixN}, {@code nSize} children). */
     private long absorbedChild(final long p, final long n, final int ixN, final int nSize, final int i) {
         if (i < ixN) {
@@ -1057,26 +1074,8 @@ public final class BrownAbTree extends OffHeapStructure {
     /** One attempt at underfull node {@code n}, child {@code ixN} of {@code p}, child {@code ixP} of {@code gp}. */
     private void fixUnderfull(final Guard g, final long gp, final long p, final long n, final int ixP,
                               final int ixN) {
-        if (p == entry) { // root absorb: an internal root with one child
-            final long wp = llx(g, WORD_SLOT, p, 0, 0);
-            if (wp == FAIL || Words.la(child(p, 0)) != n) { // (3)
-                return;
-            }
-            final long wn = llx(g, WORD_SLOT + 1, n, p, 0);
-            if (wn == FAIL) {
-                return;
-            }
-            final long c = Words.la(child(n, 0)); // (3) after n's LLX: the freeze checks it stayed
-            g.reserve(0, p);
-            g.reserve(1, n);
-            g.reserve(4, wp);
-            g.reserve(5, wn);
-            g.beginWrite();
-            try {
-                scx(g, 2, 0b10, p, wp, n, wn, 0, 0, 0, 0, child(p, 0), n, c);
-            } finally {
-                g.endWrite();
-            }
+        if (p == entry) {
+            fixRoot(g, n, false);
             return;
         }
         final int pSize = size(p);
@@ -1208,7 +1207,7 @@ public final class BrownAbTree extends OffHeapStructure {
 
     /**
      * A copy of one leaf's entries and of the bounds of its key range, filled by
-     * {@link #copyLeaf}: the building block of scans, navigation and cursors. Confined to the
+     * {@link BrownAbTree#copyLeaf}: the building block of scans, navigation and cursors. Confined to the
      * thread that fills it; its buffers are allocated once.
      */
     public static final class LeafCopy {
@@ -1455,6 +1454,21 @@ public final class BrownAbTree extends OffHeapStructure {
             return degree;
         }
         return c == count - 2 ? lastTwo - lastTwo / 2 : lastTwo / 2;
+    }
+
+    // ---------------------------------------------------------------- test hooks
+
+    /**
+     * Test hook: the next SCX that this tree's operations create stalls its creator at step
+     * {@code at} (before freezing V[at]; |V|: after every freeze; |V| + 1: after the marks, before
+     * the update CAS) while {@code meanwhile} runs on the creator's thread, nested in its pinned
+     * section (so the stalled creator keeps its protections, as a preempted one does). Lets tests
+     * leave frozen and marked nodes for other operations to meet and help. Single-threaded tests
+     * only.
+     */
+    void stallNextScx(final int at, final Runnable meanwhile) {
+        stallAt = at;
+        stallHook = meanwhile;
     }
 
     // ---------------------------------------------------------------- teardown and checks

@@ -435,7 +435,7 @@ public final class EllenBst extends OffHeapStructure {
                     continue;
                 }
                 final long pupdateInfo = pupdate & ~STATE;
-                if (pupdateInfo != 0 && !acquireRef(pupdateInfo)) {
+                if (pupdateInfo != 0 && !RecordRefs.acquire(pupdateInfo)) {
                     g.endWrite();
                     continue; // p.update was overwritten meanwhile: a mark could not succeed
                 }
@@ -693,19 +693,6 @@ public final class EllenBst extends OffHeapStructure {
         }
     }
 
-    /** Holder (iii): increments {@code info}'s refs unless they are 0 (retired); returns whether it did. */
-    private static boolean acquireRef(final long info) {
-        long c = Words.la(info + REFS); // (9)
-        while (c != 0) {
-            final long w = Words.cae(info + REFS, c, c + 1); // (9)
-            if (w == c) {
-                return true;
-            }
-            c = w;
-        }
-        return false;
-    }
-
     /** Drops one hold on {@code info}; the last one retires it. */
     private static void dropRef(final Guard g, final long info) {
         if (Words.xadd(info + REFS, -1) == 1) { // (9)
@@ -747,7 +734,7 @@ public final class EllenBst extends OffHeapStructure {
                 return -1;
             }
             final long pupdateInfo = pupdate & ~STATE;
-            if (pupdateInfo != 0 && !acquireRef(pupdateInfo)) {
+            if (pupdateInfo != 0 && !RecordRefs.acquire(pupdateInfo)) {
                 return -1;
             }
             final long info = g.allocate();

@@ -443,6 +443,46 @@ class BrownAbTreeTest {
         t.checkInvariants();
     }
 
+    /**
+     * Deterministic helping: a put of key 10 stalls at each step of its SCX (V = {p, l}): before
+     * any freeze, after freezing p, after both freezes, after marking l. While it stalls, a put of
+     * the same key on this thread (nested in the stalled creator's section) sees the old value
+     * (the stalled update is not linearized before its update CAS); once p is frozen it meets the
+     * frozen node, completes the stalled SCX and then applies its own value; before that it wins
+     * and the stalled SCX aborts and retries. The creator then finds its SCX done (or retries).
+     * A helper that took the marked word U | MARK for "not frozen for U" livelocked here.
+     */
+    @ParameterizedTest
+    @MethodSource("schemes")
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a livelock fails, not hangs
+    void stalledScxIsHelped(final Scheme scheme) {
+        final BrownAbTree t = tree(scheme, 4);
+        for (int stallAt = 0; stallAt <= 3; stallAt++) {
+            for (long k = 0; k < 40; k++) {
+                t.put(k, k, MISSING);
+            }
+            final int at = stallAt;
+            final long[] nested = new long[2];
+            t.stallNextScx(at, () -> {
+                nested[0] = t.get(10, MISSING);
+                nested[1] = t.put(10, 77, MISSING);
+            });
+            final long stalled = t.put(10, -10, MISSING);
+            assertEquals(10, nested[0], "stall at " + at + ": the stalled update is not visible yet");
+            if (at == 0) {
+                assertEquals(10, nested[1], "nothing frozen: the nested put wins");
+                assertEquals(77, stalled, "the stalled put aborted and retried after the nested one");
+                assertEquals(-10, t.get(10, MISSING));
+            } else {
+                assertEquals(-10, nested[1], "the nested put helped the stalled SCX first");
+                assertEquals(10, stalled);
+                assertEquals(77, t.get(10, MISSING));
+            }
+            t.checkInvariants();
+            assertEquals(40, t.size());
+        }
+    }
+
     // ---------------------------------------------------------------- memory
 
     /** After close, every node and SCX record is freed (schemes that free; none leaks what it retired). */
@@ -453,18 +493,7 @@ class BrownAbTreeTest {
         final long baseline = alloc.stats().bytesInUse();
         final ReclaimDomain d = domain(scheme, alloc, 4, true);
         final BrownAbTree t = new BrownAbTree(d, 4);
-        Workers.run(2, false, id -> {
-            final SplittableRandom rnd = new SplittableRandom(id);
-            for (int i = 0; i < 4_000; i++) {
-                final long k = rnd.nextInt(500);
-                if (rnd.nextBoolean()) {
-                    t.put(k, i, MISSING);
-                } else {
-                    t.remove(k, MISSING);
-                }
-            }
-            return null;
-        });
+        churn(t, 4_000, 500);
         t.checkInvariants();
         assertTrue(t.liveRecords() > 0);
         t.close();
@@ -482,10 +511,17 @@ class BrownAbTreeTest {
     @MethodSource("everyScheme")
     void everySchemeServesTheTree(final Scheme scheme) throws InterruptedException {
         final BrownAbTree t = tree(scheme, 4);
+        churn(t, 3_000, 100);
+        t.checkInvariants();
+        assertFalse(t.isClosed());
+    }
+
+    /** Two threads put and remove {@code ops} random keys of [0, range) each. */
+    private static void churn(final BrownAbTree t, final int ops, final int range) throws InterruptedException {
         Workers.run(2, false, id -> {
             final SplittableRandom rnd = new SplittableRandom(id);
-            for (int i = 0; i < 3_000; i++) {
-                final long k = rnd.nextInt(100);
+            for (int i = 0; i < ops; i++) {
+                final long k = rnd.nextInt(range);
                 if (rnd.nextBoolean()) {
                     t.put(k, i, MISSING);
                 } else {
@@ -494,8 +530,6 @@ class BrownAbTreeTest {
             }
             return null;
         });
-        t.checkInvariants();
-        assertFalse(t.isClosed());
     }
 
     static Stream<Scheme> everyScheme() {

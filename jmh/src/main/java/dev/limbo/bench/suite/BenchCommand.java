@@ -4,6 +4,7 @@ import dev.limbo.bench.timeline.JfrTimeline;
 import dev.limbo.bench.timeline.TimedTrial;
 import dev.limbo.bench.timeline.Timelines;
 import dev.limbo.reclaim.Scheme;
+import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
@@ -58,7 +59,8 @@ import java.util.stream.Stream;
             "Suites: quick (default; 3-5 minutes on 2 cores) and full (every benchmark and parameter, threads "
                     + "swept up to 2 x cores, 3 forks x 8 one-second iterations; hours on large machines).",
             "Families: alloc (allocators vs malloc), reclaim (guard cost per scheme), structures (lock-free "
-                    + "structures per scheme and the JDK), timeline (unreclaimed nodes over time per scheme), stamp-it "
+                    + "structures per scheme and the JDK), index (the off-heap index against the Java maps people "
+                    + "use), timeline (unreclaimed nodes over time per scheme), stamp-it "
                     + "(Stamp-it's four benchmarks at one thread: its base-cost figure)."},
         subcommands = {BenchCommand.JfrTimelineCommand.class, CommandLine.HelpCommand.class})
 public final class BenchCommand implements Callable<Integer> {
@@ -68,7 +70,7 @@ public final class BenchCommand implements Callable<Integer> {
     String suite;
 
     @Option(names = {"-f", "--families"}, split = ",", paramLabel = "FAMILY",
-            description = "Families to run, comma-separated: alloc, reclaim, structures, timeline, stamp-it "
+            description = "Families to run, comma-separated: alloc, reclaim, structures, index, timeline, stamp-it "
                     + "(default: all; the quick suite leaves stamp-it out)")
     List<String> families;
 
@@ -455,6 +457,12 @@ public final class BenchCommand implements Callable<Integer> {
                         .shouldFailOnError(false)
                         .verbosity(VerboseMode.NORMAL);
                 r.overrides().forEach((k, v) -> o.param(k, v.toArray(String[]::new)));
+                if (!r.jvmArgs().isEmpty()) {
+                    o.jvmArgs(r.jvmArgs().toArray(String[]::new));
+                }
+                if (r.family().profilesGc()) {
+                    o.addProfiler(GCProfiler.class);
+                }
                 try {
                     all.addAll(runWaitingForLock(o, format, progress));
                 } catch (final RunnerException e) {

@@ -1,5 +1,7 @@
 package dev.limbo.bench.suite;
 
+import dev.limbo.bench.index.Contender;
+
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -15,6 +17,12 @@ public enum Family {
     RECLAIM("reclaim", "scheme", "none"),
     /** Structure benchmarks ({@code dev.limbo.bench.structures}), parameter {@code scheme}. */
     STRUCTURES("structures", "scheme", "none"),
+    /**
+     * The off-heap index against the Java maps people use ({@code dev.limbo.bench.index}),
+     * parameter {@code contender}; ordered contenders are compared with {@code cslm}, hashed ones
+     * with {@code chm} ({@link #kind}).
+     */
+    INDEX("index", "contender", "cslm"),
     /** Timed trials: garbage over time ({@code dev.limbo.bench.timeline}); not JMH. */
     TIMELINE("timeline", "scheme", "none"),
     /**
@@ -54,6 +62,31 @@ public enum Family {
     /** The subject value the others are divided by. */
     public String baseline() {
         return baseline;
+    }
+
+    /**
+     * The table a subject value belongs to within a benchmark's results: {@code ordered} or
+     * {@code hashed} for the index contenders (each kind against its own baseline), "" otherwise.
+     */
+    public String kind(final String subjectValue) {
+        if (this != INDEX) {
+            return "";
+        }
+        try {
+            return Contender.of(subjectValue).ordered() ? "ordered" : "hashed";
+        } catch (final IllegalArgumentException e) {
+            return "";
+        }
+    }
+
+    /** The baseline of a table of {@code kind} ({@link #kind}): {@code chm} for hashed index contenders. */
+    public String baseline(final String kind) {
+        return this == INDEX && kind.equals("hashed") ? "chm" : baseline;
+    }
+
+    /** Whether JMH's GC profiler runs with the family's benchmarks (heap bytes per operation). */
+    public boolean profilesGc() {
+        return this == INDEX;
     }
 
     /** Whether the quick suite runs the family when no families are asked for. */

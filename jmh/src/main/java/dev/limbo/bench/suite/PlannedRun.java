@@ -14,9 +14,15 @@ import java.util.stream.Collectors;
  * @param params    every parameter with the values this run uses (declared ones unless overridden)
  * @param overrides the parameters passed to JMH explicitly (a subset of {@code params})
  * @param spec      forks and iterations
+ * @param jvmArgs   the forks' JVM arguments in place of the benchmark's {@code @Fork(jvmArgs)}, or empty
+ *                  for the benchmark's own
  */
 public record PlannedRun(Family family, BenchmarkInfo benchmark, int threads, Map<String, List<String>> params,
-                         Map<String, List<String>> overrides, SuiteSpec spec) {
+                         Map<String, List<String>> overrides, SuiteSpec spec, List<String> jvmArgs) {
+
+    public PlannedRun {
+        jvmArgs = List.copyOf(jvmArgs);
+    }
 
     /** Parameter combinations: the product of the value counts. */
     public int combinations() {
@@ -37,10 +43,11 @@ public record PlannedRun(Family family, BenchmarkInfo benchmark, int threads, Ma
         return forks() * spec.forkSeconds();
     }
 
-    /** A one-line description: {@code TreeBench.operation t=2 scheme=[jdk, none, ...]}. */
+    /** A one-line description: {@code TreeBench.operation threads=2 scheme=jdk,none,...}. */
     public String describe() {
         final String p = params.entrySet().stream().map(e -> e.getKey() + "=" + String.join(",", e.getValue()))
                 .collect(Collectors.joining(" "));
-        return benchmark.shortName() + " threads=" + threads + (p.isEmpty() ? "" : " " + p);
+        return benchmark.shortName() + " threads=" + threads + (p.isEmpty() ? "" : " " + p)
+                + (jvmArgs.isEmpty() ? "" : " jvm=" + String.join(",", jvmArgs));
     }
 }

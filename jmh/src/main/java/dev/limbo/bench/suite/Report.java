@@ -1,5 +1,6 @@
 package dev.limbo.bench.suite;
 
+import dev.limbo.bench.index.Contender;
 import dev.limbo.bench.timeline.JfrTimeline;
 import dev.limbo.bench.timeline.TimedTrial;
 import dev.limbo.bench.timeline.Timelines;
@@ -18,6 +19,9 @@ import java.util.Map;
 /** {@code report.md} and {@code results.csv}: the summary tables, the timed trials and the plots. */
 public final class Report {
 
+    /** JMH's GC profiler's heap bytes allocated per operation. */
+    static final String GC_ALLOC_NORM = "gc.alloc.rate.norm";
+
     /** Descriptions of the families' sections. */
     private static final Map<Family, String> INTRO = Map.of(
             Family.ALLOC, "Allocate/free throughput of Limbo's allocator against glibc malloc, Netty's pooled "
@@ -28,6 +32,7 @@ public final class Report {
             Family.STRUCTURES, "Lock-free structures over each scheme, and `jdk`: the on-heap JDK counterpart "
                     + "(ConcurrentLinkedQueue, ConcurrentSkipListMap, ConcurrentHashMap) with boxed longs. "
                     + "x = throughput divided by `none`'s at the same thread count.",
+            Family.INDEX, indexIntro(),
             Family.STAMP_IT, "Stamp-it's four benchmarks (the Stamp-it report §4.1) at one thread, in nanoseconds "
                     + "per operation (lower is better): GuardPtr (100 guards, each its own section), Queue, List with "
                     + "0 % and 100 % updates (10 elements, 100 operations per region) and the HashMap cache. "
@@ -50,7 +55,12 @@ public final class Report {
             Map.entry("off_heap_bytes", "offHeapBytes"),
             Map.entry("committed_mib", "committedMiB"),
             Map.entry("peak_committed_mib", "peakCommittedMiB"),
-            Map.entry("after_trim_percent_of_peak", "afterTrimPercentOfPeak"));
+            Map.entry("after_trim_percent_of_peak", "afterTrimPercentOfPeak"),
+            Map.entry("heap_bytes_per_op", GC_ALLOC_NORM),
+            Map.entry("gc_pause_ms", "gcPauseMs"),
+            Map.entry("heap_bytes_per_entry", "heapBytesPerEntry"),
+            Map.entry("off_heap_bytes_per_entry", "offHeapBytesPerEntry"),
+            Map.entry("bytes_per_entry", "bytesPerEntry"));
 
     /**
      * What the report shows.
@@ -131,6 +141,9 @@ public final class Report {
                         b.append(Summary.markdownSecondary(g, gauge.getKey())).append('\n');
                     }
                 }
+                if (f == Family.INDEX) {
+                    indexCosts(b, g);
+                }
                 final String plot = d.throughput().get(g);
                 if (plot != null) {
                     b.append("![").append(g.title()).append("](").append(plot).append(")\n\n");
@@ -179,6 +192,52 @@ public final class Report {
         b.append("\n\n");
     }
 
+    /** The index section's introduction: the mixes, the ratios and each contender's library, version and settings. */
+    static String indexIntro() {
+        final StringBuilder b = new StringBuilder("`IndexBench`: keys drawn uniformly from [0, keys), the map "
+                + "prefilled with keys / 2 of them; mixes `50i50d` (50 % put, 50 % remove), `read90` (90 % get, 5 % "
+                + "put, 5 % remove), `read100` (get only) and `scan100` (90 % scans of 100 entries from a random key, "
+                + "10 % updates; ordered contenders only). x = throughput divided by `cslm`'s (ordered contenders) or "
+                + "`chm`'s (hashed ones) at the same thread count. Limbo's forks run with a heap of "
+                + String.join(" ", Planner.LIMBO_HEAP) + ", the others' with 4 GiB. The contenders:\n");
+        for (final Contender.Library l : Contender.Library.values()) {
+            b.append("\n- `").append(l.id()).append("`: ").append(l.title()).append(l.ordered() ? " (ordered)" : " (hashed)")
+                    .append("; ").append(l.settings());
+        }
+        return b.toString();
+    }
+
+    /**
+     * Under an index table: each contender's heap bytes per operation (JMH's GC profiler), GC pause
+     * time over the whole run (all measured iterations of all forks) and the memory per entry its
+     * prefill measured, at the most threads it ran.
+     */
+    private static void indexCosts(final StringBuilder b, final Summary.Group g) {
+        b.append("Heap allocation, GC pauses and memory per entry (measured after the prefill), at each contender's "
+                + "most threads:\n\n| contender | threads | heap B/op | GC pause ms (run) | heap B/entry "
+                + "| off-heap B/entry | B/entry |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (final String s : g.subjects()) {
+            final int t = g.threads().stream().filter(x -> g.cell(s, x) != null).mapToInt(Integer::intValue).max()
+                    .orElse(0);
+            final Measurement m = g.cell(s, t);
+            if (m == null) {
+                continue;
+            }
+            final Double pause = m.secondary().get("gcPauseMs");
+            b.append("| ").append(s).append(" | ").append(t).append(" | ").append(secondary(m, GC_ALLOC_NORM))
+                    .append(" | ").append(pause == null ? "-" : Summary.number(pause * m.samples()))
+                    .append(" | ").append(secondary(m, "heapBytesPerEntry"))
+                    .append(" | ").append(secondary(m, "offHeapBytesPerEntry"))
+                    .append(" | ").append(secondary(m, "bytesPerEntry")).append(" |\n");
+        }
+        b.append('\n');
+    }
+
+    private static String secondary(final Measurement m, final String name) {
+        final Double v = m.secondary().get(name);
+        return v == null ? "-" : Summary.number(v);
+    }
+
     private static void others(final StringBuilder b, final Data d) {
         final List<Summary.Group> gs = d.groups().stream().filter(g -> g.family() == null).toList();
         if (gs.isEmpty()) {
@@ -196,6 +255,7 @@ public final class Report {
             case ALLOC -> "Allocators";
             case RECLAIM -> "Reclamation schemes";
             case STRUCTURES -> "Structures";
+            case INDEX -> "Off-heap index";
             case TIMELINE -> "Garbage over time";
             case STAMP_IT -> "Stamp-it's benchmarks";
         };

@@ -70,17 +70,13 @@ public final class Summary {
     public static List<Group> groups(final List<Measurement> ms) {
         final Map<String, List<Measurement>> byKey = new LinkedHashMap<>();
         for (final Measurement m : ms) {
-            final String subject = subjectOf(m);
-            final Map<String, String> fixed = new TreeMap<>(m.params());
-            fixed.remove(subject);
-            byKey.computeIfAbsent(m.benchmark() + " " + fixed, k -> new ArrayList<>()).add(m);
+            byKey.computeIfAbsent(m.benchmark() + " " + fixed(m), k -> new ArrayList<>()).add(m);
         }
         final List<Group> groups = new ArrayList<>();
         for (final List<Measurement> list : byKey.values()) {
             final Measurement first = list.get(0);
             final String subject = subjectOf(first);
-            final Map<String, String> fixed = new TreeMap<>(first.params());
-            fixed.remove(subject);
+            final Map<String, String> fixed = fixed(first);
             final List<String> subjects = new ArrayList<>();
             final TreeSet<Integer> threads = new TreeSet<>();
             final Map<String, Map<Integer, Measurement>> cells = new LinkedHashMap<>();
@@ -92,12 +88,31 @@ public final class Summary {
                 threads.add(m.threads());
                 cells.computeIfAbsent(s, k -> new TreeMap<>()).put(m.threads(), m);
             }
-            final String wanted = first.family() == null ? null : first.family().baseline();
+            final String wanted = first.family() == null ? null
+                    : first.family().baseline(fixed.getOrDefault(KIND, ""));
             final String baseline = wanted != null && subjects.contains(wanted) ? wanted : null;
             groups.add(new Group(first.family(), first.benchmark(), fixed, subject, baseline, first.unit(), subjects,
                     new ArrayList<>(threads), cells));
         }
         return groups;
+    }
+
+    /** The pseudo-parameter of {@link Family#kind}: ordered and hashed index contenders get tables of their own. */
+    static final String KIND = "kind";
+
+    /**
+     * The parameters a group's measurements share: all but the subject, plus the subject value's
+     * {@link Family#kind} where it has one.
+     */
+    private static Map<String, String> fixed(final Measurement m) {
+        final String subject = subjectOf(m);
+        final Map<String, String> fixed = new TreeMap<>(m.params());
+        fixed.remove(subject);
+        final String kind = m.family() == null || subject == null ? "" : m.family().kind(m.params().get(subject));
+        if (!kind.isEmpty()) {
+            fixed.put(KIND, kind);
+        }
+        return fixed;
     }
 
     /** The parameter that the measurement's family compares, if the benchmark has it. */

@@ -28,6 +28,12 @@ class BenchCommandTest {
     }
 
     @Test
+    void indexFamilyPlans() {
+        assertEquals(0, dryRun("quick", "-f", "index"));
+        assertEquals(0, dryRun("full", "-f", "index", "-p", "keys=1000000"));
+    }
+
+    @Test
     void timelineOptionsPlan() {
         assertEquals(0, dryRun("quick", "-f", "timeline", "-s", "debra", "--timeline-stress", "--timeline-stall",
                 "--timeline-rounds", "3", "--timeline-seconds", "1"));

@@ -38,10 +38,11 @@ class CsvTest {
         final List<String> lines = Files.readAllLines(file);
         assertEquals(1 + SummaryTest.sample().size(), lines.size());
         assertEquals("family,benchmark,params,subject,threads,score,error,unit,samples,baseline,ratio,"
-                + "unreclaimed_nodes,off_heap_bytes,committed_mib,peak_committed_mib,after_trim_percent_of_peak",
+                + "unreclaimed_nodes,off_heap_bytes,committed_mib,peak_committed_mib,after_trim_percent_of_peak,"
+                + "heap_bytes_per_op,gc_pause_ms,heap_bytes_per_entry,off_heap_bytes_per_entry,bytes_per_entry",
                 lines.get(0));
-        assertEquals("structures,TreeBench.operation,keyRange=10000,debra,1,8,,ops/us,4,none,0.8,7,,,,", lines.get(4));
-        assertEquals("alloc,AllocFastPath.pair,size=16,limbo,1,150,3,ops/us,4,malloc,3,7,,,,", lines.get(6));
+        assertEquals("structures,TreeBench.operation,keyRange=10000,debra,1,8,,ops/us,4,none,0.8,7,,,,,,,,,", lines.get(4));
+        assertEquals("alloc,AllocFastPath.pair,size=16,limbo,1,150,3,ops/us,4,malloc,3,7,,,,,,,,,", lines.get(6));
     }
 
     @Test
