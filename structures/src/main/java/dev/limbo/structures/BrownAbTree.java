@@ -559,11 +559,7 @@ public final class BrownAbTree extends OffHeapStructure {
                     r[OLD_VALUE] = old;
                     return found;
                 }
-                g.reserve(0, p);
-                g.reserve(1, l);
-                g.reserve(4, wp);
-                g.reserve(5, wl);
-                g.beginWrite();
+                beginScx(g, p, wp, l, wl, 0, 0, 0, 0);
             } catch (final Restart neutralized) {
                 continue; // what the read phase found may rest on freed records: search again
             }
@@ -842,6 +838,24 @@ public final class BrownAbTree extends OffHeapStructure {
         return committed;
     }
 
+    /**
+     * Ends an SCX's read phase: reserves V (nodes 0..3, 0 for none) and the words their LLXs
+     * returned (their records), then begins the write phase, which throws {@link Restart} if the
+     * thread was neutralized meanwhile (nothing written yet: the caller reads again).
+     */
+    private static void beginScx(final Guard g, final long v0, final long w0, final long v1, final long w1,
+                                 final long v2, final long w2, final long v3, final long w3) {
+        g.reserve(0, v0);
+        g.reserve(1, v1);
+        g.reserve(2, v2);
+        g.reserve(3, v3);
+        g.reserve(4, w0);
+        g.reserve(5, w1);
+        g.reserve(6, w2);
+        g.reserve(7, w3);
+        g.beginWrite();
+    }
+
     private static void setV(final Guard g, final long u, final int i, final long node, final long word) {
         g.initLink(u + NODES + 8L * i, node);
         g.initLink(u + WORDS + 8L * i, word);
@@ -957,13 +971,7 @@ public final class BrownAbTree extends OffHeapStructure {
         if (wn == FAIL) {
             return;
         }
-        g.reserve(0, gp);
-        g.reserve(1, p);
-        g.reserve(2, n);
-        g.reserve(4, wg);
-        g.reserve(5, wp);
-        g.reserve(6, wn);
-        g.beginWrite();
+        beginScx(g, gp, wg, p, wp, n, wn, 0, 0);
         long m = 0;
         long left = 0;
         long right = 0;
@@ -1023,11 +1031,7 @@ public final class BrownAbTree extends OffHeapStructure {
             return;
         }
         final long onlyChild = untag ? 0 : Words.la(child(n, 0)); // (3)
-        g.reserve(0, entry);
-        g.reserve(1, n);
-        g.reserve(4, wp);
-        g.reserve(5, wn);
-        g.beginWrite();
+        beginScx(g, entry, wp, n, wn, 0, 0, 0, 0);
         long m = 0;
         boolean ok = false;
         try {
@@ -1110,15 +1114,7 @@ public final class BrownAbTree extends OffHeapStructure {
         if (wr == FAIL || isLeaf(left) != isLeaf(right)) {
             return;
         }
-        g.reserve(0, gp);
-        g.reserve(1, p);
-        g.reserve(2, left);
-        g.reserve(3, right);
-        g.reserve(4, wg);
-        g.reserve(5, wp);
-        g.reserve(6, wl);
-        g.reserve(7, wr);
-        g.beginWrite();
+        beginScx(g, gp, wg, p, wp, left, wl, right, wr);
         long m = 0;
         long l2 = 0;
         long r2 = 0;
