@@ -482,7 +482,10 @@ public final class BrownAbTree extends OffHeapStructure {
         }
     }
 
-    /** Records the tree holds (nodes and attached SCX records, plus those of updates in progress); exact when quiescent. */
+    /**
+     * The records the tree holds: nodes and the SCX records they name, plus those of updates in
+     * progress; exact when quiescent.
+     */
     public long liveRecords() {
         return records.sum();
     }
@@ -1202,96 +1205,16 @@ public final class BrownAbTree extends OffHeapStructure {
     // ---------------------------------------------------------------- navigation and scans
 
     /**
-     * A copy of one leaf's entries and of the bounds of its key range, filled by
-     * {@link BrownAbTree#copyLeaf}: the building block of scans, navigation and cursors. Confined to the
-     * thread that fills it; its buffers are allocated once.
-     */
-    public static final class LeafCopy {
-        private final long[] keys;
-        private final long[] values;
-        private int size;
-        private long lo;
-        private long hi;
-        private long flags;
-
-        /** A copy with room for a leaf of a tree of degree {@code degree}. */
-        public LeafCopy(final int degree) {
-            recordBytes(degree);
-            keys = new long[degree];
-            values = new long[degree];
-        }
-
-        /** The number of entries copied. */
-        public int size() {
-            return size;
-        }
-
-        /** Key {@code i}, ascending in {@code i}. */
-        public long key(final int i) {
-            return keys[Objects.checkIndex(i, size)];
-        }
-
-        /** Value {@code i}. */
-        public long value(final int i) {
-            return values[Objects.checkIndex(i, size)];
-        }
-
-        /**
-         * Whether keys above the leaf's range may exist: then every key of the map at or above
-         * {@link #above()} lies to the right, and no key between the leaf's last and it.
-         */
-        public boolean hasAbove() {
-            return (flags & HAS_HI) != 0;
-        }
-
-        /** The least key above the leaf's range; valid if {@link #hasAbove()}. */
-        public long above() {
-            return hi;
-        }
-
-        /**
-         * Whether keys below the leaf's range may exist: then they are all below {@link #below()},
-         * the least key of the leaf's range ({@code > Long.MIN_VALUE}).
-         */
-        public boolean hasBelow() {
-            return (flags & HAS_LO) != 0;
-        }
-
-        /** The least key of the leaf's range; valid if {@link #hasBelow()}. */
-        public long below() {
-            return lo;
-        }
-
-        /** The index of the first key {@code >= key}, or {@link #size()} if none. */
-        public int ceilingIndex(final long key) {
-            int i = 0;
-            while (i < size && keys[i] < key) {
-                i++;
-            }
-            return i;
-        }
-
-        /** The index of the last key {@code <= key}, or -1 if none. */
-        public int floorIndex(final long key) {
-            int i = size - 1;
-            while (i >= 0 && keys[i] > key) {
-                i--;
-            }
-            return i;
-        }
-    }
-
-    /**
      * Copies the leaf on {@code key}'s search path, with its range's bounds, into {@code out}.
      * Linearizable: the copy is the map's content of the leaf's range at a time during the call
      * when the leaf was on the path. A scan that moves from one leaf to the next by
-     * {@link LeafCopy#above()} (or {@link LeafCopy#below()} - 1) is weakly consistent: it sees
-     * every key present for its whole duration and none absent for its whole duration.
+     * {@link AbTreeLeafCopy#above()} (or {@link AbTreeLeafCopy#below()} - 1) is weakly consistent:
+     * it sees every key present for its whole duration and none absent for its whole duration.
      */
-    public void copyLeaf(final long key, final LeafCopy out) {
+    public void copyLeaf(final long key, final AbTreeLeafCopy out) {
         if (out.keys.length < degree) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "the LeafCopy holds %d entries; this tree's leaves hold up to %d", out.keys.length, degree));
+                    "the AbTreeLeafCopy holds %d entries; this tree's leaves hold up to %d", out.keys.length, degree));
         }
         final int op = enter();
         try (Guard g = domain.pin()) {
@@ -1312,7 +1235,8 @@ public final class BrownAbTree extends OffHeapStructure {
                 out.size = size;
                 out.lo = r[LO];
                 out.hi = r[HI];
-                out.flags = r[FLAGS] & (HAS_LO | HAS_HI);
+                out.hasLo = (r[FLAGS] & HAS_LO) != 0;
+                out.hasHi = (r[FLAGS] & HAS_HI) != 0;
                 return;
             }
         } finally {
@@ -1326,7 +1250,7 @@ public final class BrownAbTree extends OffHeapStructure {
      * was present at a time during the call, and no key between {@code key} and it was present
      * for the whole call.
      */
-    public int ceiling(final long key, final LeafCopy into) {
+    public int ceiling(final long key, final AbTreeLeafCopy into) {
         long k = key;
         while (true) {
             copyLeaf(k, into);
@@ -1342,7 +1266,7 @@ public final class BrownAbTree extends OffHeapStructure {
     }
 
     /** Finds the greatest key {@code <= key}, as {@link #ceiling} finds the least key {@code >= key}. */
-    public int floor(final long key, final LeafCopy into) {
+    public int floor(final long key, final AbTreeLeafCopy into) {
         long k = key;
         while (true) {
             copyLeaf(k, into);
