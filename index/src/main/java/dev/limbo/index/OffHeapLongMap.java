@@ -3,6 +3,7 @@ package dev.limbo.index;
 import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.reclaim.ReclaimDomain;
 import dev.limbo.reclaim.Scheme;
+import dev.limbo.structures.AbTreeLeafCopy;
 import dev.limbo.structures.BrownAbTree;
 
 import java.util.NoSuchElementException;
@@ -85,7 +86,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
     /**
      * A map built by {@code builder} and loaded with strictly ascending {@code sortedKeys} and
      * their {@code values}, in full nodes (b entries per leaf, b children per internal node, but
-     * the last two of each level): about 19.6 bytes per entry at the default degree.
+     * the last two of each level): 19.7 bytes per entry at 10^6 keys and the default degree.
      *
      * @param builder the map's settings
      * @param sortedKeys strictly ascending keys
@@ -179,7 +180,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
     /** Per-thread leaf copies, one per scan nesting depth. */
     private static final class Buffers {
         private final int degree;
-        private BrownAbTree.LeafCopy[] copies = new BrownAbTree.LeafCopy[2];
+        private AbTreeLeafCopy[] copies = new AbTreeLeafCopy[2];
         private int depth;
         /** The entry {@link #locate} found. */
         private long foundKey;
@@ -189,12 +190,12 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
             this.degree = degree;
         }
 
-        BrownAbTree.LeafCopy enter() {
+        AbTreeLeafCopy enter() {
             if (depth == copies.length) {
                 copies = java.util.Arrays.copyOf(copies, 2 * depth);
             }
             if (copies[depth] == null) {
-                copies[depth] = new BrownAbTree.LeafCopy(degree);
+                copies[depth] = new AbTreeLeafCopy(degree);
             }
             return copies[depth++];
         }
@@ -300,7 +301,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
     public void clear() {
         checkOpen();
         final Buffers b = buffers.get();
-        final BrownAbTree.LeafCopy c = b.enter();
+        final AbTreeLeafCopy c = b.enter();
         try {
             long k = Long.MIN_VALUE;
             while (true) {
@@ -357,7 +358,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
      */
     private boolean locate(final long key, final boolean up, final Buffers b) {
         checkOpen();
-        final BrownAbTree.LeafCopy c = b.enter();
+        final AbTreeLeafCopy c = b.enter();
         try {
             final int i = up ? tree.ceiling(key, c) : tree.floor(key, c);
             if (i < 0) {
@@ -447,7 +448,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
             return 0;
         }
         final Buffers b = buffers.get();
-        final BrownAbTree.LeafCopy c = b.enter();
+        final AbTreeLeafCopy c = b.enter();
         try {
             long visited = 0;
             long k = descending ? hi : lo;
@@ -497,7 +498,7 @@ public final class OffHeapLongMap implements LongLongNavigableMap {
      * next copy starts from the copied leaf's bound, so no key is seen twice.
      */
     private final class Cursor implements LongLongCursor {
-        private final BrownAbTree.LeafCopy copy = new BrownAbTree.LeafCopy(tree.degree());
+        private final AbTreeLeafCopy copy = new AbTreeLeafCopy(tree.degree());
         private final long lo;
         private final long hi;
         private final boolean descending;

@@ -83,7 +83,8 @@ class OffHeapLongMapTest {
     @ParameterizedTest
     @EnumSource(value = Scheme.class, names = {"DEBRA", "HP", "NBR"})
     void againstTreeMap(final Scheme scheme) {
-        final OffHeapLongMap m = map(OffHeapLongMap.builder().scheme(scheme).nodeDegree(4).missingValue(Long.MIN_VALUE));
+        final OffHeapLongMap m = map(OffHeapLongMap.builder().scheme(scheme).nodeDegree(4)
+                .missingValue(Long.MIN_VALUE));
         final TreeMap<Long, Long> model = new TreeMap<>();
         final SplittableRandom rnd = new SplittableRandom(3);
         final long[] edges = {Long.MIN_VALUE, -1, 0, 1, Long.MAX_VALUE};

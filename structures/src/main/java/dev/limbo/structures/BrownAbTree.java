@@ -482,7 +482,10 @@ public final class BrownAbTree extends OffHeapStructure {
         }
     }
 
-    /** Records the tree holds (nodes and attached SCX records, plus those of updates in progress); exact when quiescent. */
+    /**
+     * The records the tree holds: nodes and the SCX records they name, plus those of updates in
+     * progress; exact when quiescent.
+     */
     public long liveRecords() {
         return records.sum();
     }
@@ -559,11 +562,7 @@ public final class BrownAbTree extends OffHeapStructure {
                     r[OLD_VALUE] = old;
                     return found;
                 }
-                g.reserve(0, p);
-                g.reserve(1, l);
-                g.reserve(4, wp);
-                g.reserve(5, wl);
-                g.beginWrite();
+                beginScx(g, p, wp, l, wl, 0, 0, 0, 0);
             } catch (final Restart neutralized) {
                 continue; // what the read phase found may rest on freed records: search again
             }
@@ -842,6 +841,24 @@ public final class BrownAbTree extends OffHeapStructure {
         return committed;
     }
 
+    /**
+     * Ends an SCX's read phase: reserves V (nodes 0..3, 0 for none) and the words their LLXs
+     * returned (their records), then begins the write phase, which throws {@link Restart} if the
+     * thread was neutralized meanwhile (nothing written yet: the caller reads again).
+     */
+    private static void beginScx(final Guard g, final long v0, final long w0, final long v1, final long w1,
+                                 final long v2, final long w2, final long v3, final long w3) {
+        g.reserve(0, v0);
+        g.reserve(1, v1);
+        g.reserve(2, v2);
+        g.reserve(3, v3);
+        g.reserve(4, w0);
+        g.reserve(5, w1);
+        g.reserve(6, w2);
+        g.reserve(7, w3);
+        g.beginWrite();
+    }
+
     private static void setV(final Guard g, final long u, final int i, final long node, final long word) {
         g.initLink(u + NODES + 8L * i, node);
         g.initLink(u + WORDS + 8L * i, word);
@@ -957,13 +974,7 @@ public final class BrownAbTree extends OffHeapStructure {
         if (wn == FAIL) {
             return;
         }
-        g.reserve(0, gp);
-        g.reserve(1, p);
-        g.reserve(2, n);
-        g.reserve(4, wg);
-        g.reserve(5, wp);
-        g.reserve(6, wn);
-        g.beginWrite();
+        beginScx(g, gp, wg, p, wp, n, wn, 0, 0);
         long m = 0;
         long left = 0;
         long right = 0;
@@ -1023,11 +1034,7 @@ public final class BrownAbTree extends OffHeapStructure {
             return;
         }
         final long onlyChild = untag ? 0 : Words.la(child(n, 0)); // (3)
-        g.reserve(0, entry);
-        g.reserve(1, n);
-        g.reserve(4, wp);
-        g.reserve(5, wn);
-        g.beginWrite();
+        beginScx(g, entry, wp, n, wn, 0, 0, 0, 0);
         long m = 0;
         boolean ok = false;
         try {
@@ -1110,15 +1117,7 @@ public final class BrownAbTree extends OffHeapStructure {
         if (wr == FAIL || isLeaf(left) != isLeaf(right)) {
             return;
         }
-        g.reserve(0, gp);
-        g.reserve(1, p);
-        g.reserve(2, left);
-        g.reserve(3, right);
-        g.reserve(4, wg);
-        g.reserve(5, wp);
-        g.reserve(6, wl);
-        g.reserve(7, wr);
-        g.beginWrite();
+        beginScx(g, gp, wg, p, wp, left, wl, right, wr);
         long m = 0;
         long l2 = 0;
         long r2 = 0;
@@ -1206,96 +1205,16 @@ public final class BrownAbTree extends OffHeapStructure {
     // ---------------------------------------------------------------- navigation and scans
 
     /**
-     * A copy of one leaf's entries and of the bounds of its key range, filled by
-     * {@link BrownAbTree#copyLeaf}: the building block of scans, navigation and cursors. Confined to the
-     * thread that fills it; its buffers are allocated once.
-     */
-    public static final class LeafCopy {
-        private final long[] keys;
-        private final long[] values;
-        private int size;
-        private long lo;
-        private long hi;
-        private long flags;
-
-        /** A copy with room for a leaf of a tree of degree {@code degree}. */
-        public LeafCopy(final int degree) {
-            recordBytes(degree);
-            keys = new long[degree];
-            values = new long[degree];
-        }
-
-        /** The number of entries copied. */
-        public int size() {
-            return size;
-        }
-
-        /** Key {@code i}, ascending in {@code i}. */
-        public long key(final int i) {
-            return keys[Objects.checkIndex(i, size)];
-        }
-
-        /** Value {@code i}. */
-        public long value(final int i) {
-            return values[Objects.checkIndex(i, size)];
-        }
-
-        /**
-         * Whether keys above the leaf's range may exist: then every key of the map at or above
-         * {@link #above()} lies to the right, and no key between the leaf's last and it.
-         */
-        public boolean hasAbove() {
-            return (flags & HAS_HI) != 0;
-        }
-
-        /** The least key above the leaf's range; valid if {@link #hasAbove()}. */
-        public long above() {
-            return hi;
-        }
-
-        /**
-         * Whether keys below the leaf's range may exist: then they are all below {@link #below()},
-         * the least key of the leaf's range ({@code > Long.MIN_VALUE}).
-         */
-        public boolean hasBelow() {
-            return (flags & HAS_LO) != 0;
-        }
-
-        /** The least key of the leaf's range; valid if {@link #hasBelow()}. */
-        public long below() {
-            return lo;
-        }
-
-        /** The index of the first key {@code >= key}, or {@link #size()} if none. */
-        public int ceilingIndex(final long key) {
-            int i = 0;
-            while (i < size && keys[i] < key) {
-                i++;
-            }
-            return i;
-        }
-
-        /** The index of the last key {@code <= key}, or -1 if none. */
-        public int floorIndex(final long key) {
-            int i = size - 1;
-            while (i >= 0 && keys[i] > key) {
-                i--;
-            }
-            return i;
-        }
-    }
-
-    /**
      * Copies the leaf on {@code key}'s search path, with its range's bounds, into {@code out}.
      * Linearizable: the copy is the map's content of the leaf's range at a time during the call
      * when the leaf was on the path. A scan that moves from one leaf to the next by
-     * {@link LeafCopy#above()} (or {@link LeafCopy#below()} - 1) is weakly consistent: it sees
-     * every key present for its whole duration and none absent for its whole duration.
+     * {@link AbTreeLeafCopy#above()} (or {@link AbTreeLeafCopy#below()} - 1) is weakly consistent:
+     * it sees every key present for its whole duration and none absent for its whole duration.
      */
-    public void copyLeaf(final long key, final LeafCopy out) {
+    public void copyLeaf(final long key, final AbTreeLeafCopy out) {
         if (out.keys.length < degree) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "the LeafCopy holds %d entries; this tree's leaves hold up to %d", out.keys.length, degree));
+                    "the AbTreeLeafCopy holds %d entries; this tree's leaves hold up to %d", out.keys.length, degree));
         }
         final int op = enter();
         try (Guard g = domain.pin()) {
@@ -1316,7 +1235,8 @@ public final class BrownAbTree extends OffHeapStructure {
                 out.size = size;
                 out.lo = r[LO];
                 out.hi = r[HI];
-                out.flags = r[FLAGS] & (HAS_LO | HAS_HI);
+                out.hasLo = (r[FLAGS] & HAS_LO) != 0;
+                out.hasHi = (r[FLAGS] & HAS_HI) != 0;
                 return;
             }
         } finally {
@@ -1330,7 +1250,7 @@ public final class BrownAbTree extends OffHeapStructure {
      * was present at a time during the call, and no key between {@code key} and it was present
      * for the whole call.
      */
-    public int ceiling(final long key, final LeafCopy into) {
+    public int ceiling(final long key, final AbTreeLeafCopy into) {
         long k = key;
         while (true) {
             copyLeaf(k, into);
@@ -1346,7 +1266,7 @@ public final class BrownAbTree extends OffHeapStructure {
     }
 
     /** Finds the greatest key {@code <= key}, as {@link #ceiling} finds the least key {@code >= key}. */
-    public int floor(final long key, final LeafCopy into) {
+    public int floor(final long key, final AbTreeLeafCopy into) {
         long k = key;
         while (true) {
             copyLeaf(k, into);

@@ -134,9 +134,10 @@ class BrownAbTreeTest {
                                    final int keyRange) {
         final TreeMap<Long, Long> model = new TreeMap<>();
         final SplittableRandom rnd = new SplittableRandom(seed);
-        final BrownAbTree.LeafCopy c = new BrownAbTree.LeafCopy(t.degree());
+        final AbTreeLeafCopy c = new AbTreeLeafCopy(t.degree());
         for (int i = 0; i < ops; i++) {
-            final long k = rnd.nextInt(10) == 0 ? EDGES[rnd.nextInt(EDGES.length)] : rnd.nextInt(keyRange) - keyRange / 2;
+            final long k = rnd.nextInt(10) == 0 ? EDGES[rnd.nextInt(EDGES.length)]
+                    : rnd.nextInt(keyRange) - keyRange / 2;
             final long v = value(rnd);
             final String at = "seed " + seed + " op " + i + " key " + k;
             switch (rnd.nextInt(12)) {
@@ -183,7 +184,7 @@ class BrownAbTreeTest {
     }
 
     private static void assertEntry(final Map.Entry<Long, Long> expected, final BrownAbTree t, final int i,
-                                    final BrownAbTree.LeafCopy c, final String at) {
+                                    final AbTreeLeafCopy c, final String at) {
         if (expected == null) {
             assertEquals(-1, i, at);
         } else {
@@ -203,7 +204,7 @@ class BrownAbTreeTest {
      */
     static List<Long> scan(final BrownAbTree t, final long from, final long to, final boolean descending) {
         final List<Long> out = new ArrayList<>();
-        final BrownAbTree.LeafCopy c = new BrownAbTree.LeafCopy(t.degree());
+        final AbTreeLeafCopy c = new AbTreeLeafCopy(t.degree());
         long k = descending ? to : from;
         while (true) {
             t.copyLeaf(k, c);
@@ -342,12 +343,12 @@ class BrownAbTreeTest {
         final IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
                 () -> new BrownAbTree(d, 16));
         assertTrue(small.getMessage().contains("recordBytes"), small.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new BrownAbTree.LeafCopy(2));
+        assertThrows(IllegalArgumentException.class, () -> new AbTreeLeafCopy(2));
         final BrownAbTree t = new BrownAbTree(d, 4);
         toClose.add(t);
         final BrownAbTree wide = tree(Scheme.DEBRA, 8);
         final IllegalArgumentException tooSmall = assertThrows(IllegalArgumentException.class,
-                () -> wide.copyLeaf(0, new BrownAbTree.LeafCopy(4)));
+                () -> wide.copyLeaf(0, new AbTreeLeafCopy(4)));
         assertTrue(tooSmall.getMessage().contains("LeafCopy"), tooSmall.getMessage());
     }
 
@@ -365,7 +366,7 @@ class BrownAbTreeTest {
         final List<TreeMap<Long, Long>> models = Workers.run(threads, false, id -> {
             final SplittableRandom rnd = new SplittableRandom(id);
             final TreeMap<Long, Long> own = new TreeMap<>();
-            final BrownAbTree.LeafCopy c = new BrownAbTree.LeafCopy(4);
+            final AbTreeLeafCopy c = new AbTreeLeafCopy(4);
             for (int i = 0; i < 20_000; i++) {
                 final long k = rnd.nextInt(300) * threads + id; // own keys
                 final long shared = -1 - rnd.nextInt(200);

@@ -91,10 +91,10 @@ class MisuseTest {
                 all.add(bad("remove(RESERVED_KEY)", BAD_KEY, () -> tree.remove(RESERVED_KEY)));
             }
             case BrownAbTree tree -> { // every key and value is valid: the other arguments
-                all.add(bad("copyLeaf(k, LeafCopy(4))", "the LeafCopy holds 4 entries; this tree's leaves hold up to "
-                        + tree.degree(), () -> tree.copyLeaf(k, new BrownAbTree.LeafCopy(4))));
-                all.add(bad("bulkLoad(unsorted)", "bulk load: keys must be strictly ascending; key 1 at index 1 follows 2",
-                        () -> tree.bulkLoad(new long[] {2, 1}, new long[2])));
+                all.add(bad("copyLeaf(k, AbTreeLeafCopy(4))", "the AbTreeLeafCopy holds 4 entries; this tree's leaves "
+                        + "hold up to " + tree.degree(), () -> tree.copyLeaf(k, new AbTreeLeafCopy(4))));
+                all.add(bad("bulkLoad(unsorted)", "bulk load: keys must be strictly ascending; key 1 at index 1 "
+                        + "follows 2", () -> tree.bulkLoad(new long[] {2, 1}, new long[2])));
             }
             case LiuZhangSpearHashMap map -> // every key and value is valid: the other arguments
                     all.add(bad("scanStep(0, long[1])", "a scan step needs an array of at least 2 words, got 1",
@@ -168,9 +168,9 @@ class MisuseTest {
                 all.put("removeIfEquals", () -> tree.removeIfEquals(1, 1));
                 all.put("get", () -> tree.get(1, 0));
                 all.put("containsKey", () -> tree.containsKey(1));
-                all.put("copyLeaf", () -> tree.copyLeaf(1, new BrownAbTree.LeafCopy(tree.degree())));
-                all.put("ceiling", () -> tree.ceiling(1, new BrownAbTree.LeafCopy(tree.degree())));
-                all.put("floor", () -> tree.floor(1, new BrownAbTree.LeafCopy(tree.degree())));
+                all.put("copyLeaf", () -> tree.copyLeaf(1, new AbTreeLeafCopy(tree.degree())));
+                all.put("ceiling", () -> tree.ceiling(1, new AbTreeLeafCopy(tree.degree())));
+                all.put("floor", () -> tree.floor(1, new AbTreeLeafCopy(tree.degree())));
                 all.put("bulkLoad", () -> tree.bulkLoad(new long[0], new long[0]));
             }
             case LiuZhangSpearHashMap map -> {
