@@ -7,8 +7,10 @@ import java.util.concurrent.ConcurrentNavigableMap;
  * An ordered {@link LongLongMap} (signed order of the keys): navigation and range scans.
  *
  * <p>Navigation answers with a {@code boolean} and hands the entry it found to a
- * {@link LongLongConsumer}, so that no key needs a "none" sentinel. Each navigation operation is
- * linearizable. A range scan, through {@link #scan} or a {@link #cursor}, is weakly consistent in
+ * {@link LongLongConsumer}, so that no key needs a "none" sentinel. Navigation is weakly
+ * consistent: the entry it hands over was in the map at some time during the call, and no key
+ * nearer to the argument was in the map for the whole call (the answer may come from two
+ * neighbouring leaves read at different times, so it is not linearizable). A range scan, through {@link #scan} or a {@link #cursor}, is weakly consistent in
  * the {@code java.util.concurrent} sense: it sees every key present in the range for the whole
  * scan, never a key absent for the whole scan, each key at most once, in order.
  */
