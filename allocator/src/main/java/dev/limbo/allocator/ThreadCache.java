@@ -333,8 +333,8 @@ public final class ThreadCache {
 
     /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
     void flush(final int sc) {
-        final CacheFlushEvent event = new CacheFlushEvent(); // JFR; no clock read unless recorded
-        final boolean timed = event.isEnabled();
+        final CacheFlushEvent event = CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null; // JFR: none unless recorded
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }

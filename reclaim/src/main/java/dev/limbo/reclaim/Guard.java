@@ -521,8 +521,8 @@ public abstract class Guard implements AutoCloseable {
         if (safe.isEmpty()) {
             return;
         }
-        final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
-        final boolean timed = event.isEnabled();
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }
@@ -617,8 +617,8 @@ public abstract class Guard implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ReclamationEvent event = new ReclamationEvent();
-        final boolean timed = event.isEnabled();
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }

@@ -206,8 +206,8 @@ final class HazardPointers extends ReclaimDomain {
 
         /** Frees every retired record that no hazard slot names. */
         void scan() {
-            final HazardScanEvent event = new HazardScanEvent(); // JFR; no clock read unless recorded
-            final boolean timed = event.isEnabled();
+            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null; // JFR: none unless recorded
+            final boolean timed = event != null;
             if (timed) {
                 event.begin();
             }

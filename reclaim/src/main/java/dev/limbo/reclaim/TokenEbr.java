@@ -675,8 +675,8 @@ final class TokenEbr extends ReclaimDomain {
          */
         private void freeInSteps() {
             final long batch = previous.size();
-            final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
-            final boolean timed = event.isEnabled();
+            final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+            final boolean timed = event != null;
             if (timed) {
                 event.begin();
             }
