@@ -333,7 +333,8 @@ public final class ThreadCache {
 
     /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
     void flush(final int sc) {
-        final CacheFlushEvent event = CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null; // JFR: none unless recorded
+        // JFR: no event object unless a recording may want it
+        final CacheFlushEvent event = CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();

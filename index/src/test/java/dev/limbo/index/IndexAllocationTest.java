@@ -23,7 +23,10 @@ class IndexAllocationTest {
 
     private static final int KEYS = 1 << 17;
     private static final int OPS = 400_000;
-    /** Bytes the measured operations may allocate in all: about 0.01 B/op (measured: 0 to 224 bytes; before the fixes 26 to 63 KB). */
+    /**
+     * Bytes the measured operations may allocate in all: about 0.01 B/op (measured: 0 to 224 bytes;
+     * before the allocation fixes, 26 to 63 KB).
+     */
     private static final long ALLOWANCE = 4 * 1024;
     private static final LongLongPredicate FIRST_32 = (k, v) -> (k & 31) != 31;
 

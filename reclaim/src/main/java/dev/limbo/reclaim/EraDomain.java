@@ -358,7 +358,8 @@ abstract class EraDomain extends ReclaimDomain {
 
         /** (E4): frees every retired record whose lifetime no reservation overlaps. */
         final void scan() {
-            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null; // JFR: none unless recorded
+            // JFR: no event object unless a recording may want it
+            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
             final boolean timed = event != null;
             if (timed) {
                 event.begin();

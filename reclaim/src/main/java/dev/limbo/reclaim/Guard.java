@@ -521,7 +521,8 @@ public abstract class Guard implements AutoCloseable {
         if (safe.isEmpty()) {
             return;
         }
-        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+        // JFR: no event object unless a recording may want it
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();
@@ -617,7 +618,8 @@ public abstract class Guard implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+        // JFR: no event object unless a recording may want it
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();

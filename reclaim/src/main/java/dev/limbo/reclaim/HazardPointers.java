@@ -206,7 +206,8 @@ final class HazardPointers extends ReclaimDomain {
 
         /** Frees every retired record that no hazard slot names. */
         void scan() {
-            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null; // JFR: none unless recorded
+            // JFR: no event object unless a recording may want it
+            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
             final boolean timed = event != null;
             if (timed) {
                 event.begin();

@@ -675,7 +675,8 @@ final class TokenEbr extends ReclaimDomain {
          */
         private void freeInSteps() {
             final long batch = previous.size();
-            final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null; // JFR: none unless recorded
+            // JFR: no event object unless a recording may want it
+            final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
             final boolean timed = event != null;
             if (timed) {
                 event.begin();

@@ -109,7 +109,8 @@ public final class Native {
             GETRLIMIT = LINKER.downcallHandle(libc.find("getrlimit").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
         } else {
-            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = SYSCALL = SYSCALL_NO_ERRNO = GETRLIMIT = null;
+            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = GETRLIMIT = null;
+            SYSCALL = SYSCALL_NO_ERRNO = null;
         }
     }
 
