@@ -333,8 +333,9 @@ public final class ThreadCache {
 
     /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
     void flush(final int sc) {
-        final CacheFlushEvent event = new CacheFlushEvent(); // JFR; no clock read unless recorded
-        final boolean timed = event.isEnabled();
+        // JFR: no event object unless a recording may want it
+        final CacheFlushEvent event = CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null;
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }

@@ -358,8 +358,9 @@ abstract class EraDomain extends ReclaimDomain {
 
         /** (E4): frees every retired record whose lifetime no reservation overlaps. */
         final void scan() {
-            final HazardScanEvent event = new HazardScanEvent(); // JFR; no clock read unless recorded
-            final boolean timed = event.isEnabled();
+            // JFR: no event object unless a recording may want it
+            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
+            final boolean timed = event != null;
             if (timed) {
                 event.begin();
             }

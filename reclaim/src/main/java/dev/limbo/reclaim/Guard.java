@@ -521,8 +521,9 @@ public abstract class Guard implements AutoCloseable {
         if (safe.isEmpty()) {
             return;
         }
-        final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
-        final boolean timed = event.isEnabled();
+        // JFR: no event object unless a recording may want it
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }
@@ -617,8 +618,9 @@ public abstract class Guard implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ReclamationEvent event = new ReclamationEvent();
-        final boolean timed = event.isEnabled();
+        // JFR: no event object unless a recording may want it
+        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+        final boolean timed = event != null;
         if (timed) {
             event.begin();
         }

@@ -206,8 +206,9 @@ final class HazardPointers extends ReclaimDomain {
 
         /** Frees every retired record that no hazard slot names. */
         void scan() {
-            final HazardScanEvent event = new HazardScanEvent(); // JFR; no clock read unless recorded
-            final boolean timed = event.isEnabled();
+            // JFR: no event object unless a recording may want it
+            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
+            final boolean timed = event != null;
             if (timed) {
                 event.begin();
             }

@@ -675,8 +675,9 @@ final class TokenEbr extends ReclaimDomain {
          */
         private void freeInSteps() {
             final long batch = previous.size();
-            final ReclamationEvent event = new ReclamationEvent(); // JFR; no clock read unless recorded
-            final boolean timed = event.isEnabled();
+            // JFR: no event object unless a recording may want it
+            final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+            final boolean timed = event != null;
             if (timed) {
                 event.begin();
             }

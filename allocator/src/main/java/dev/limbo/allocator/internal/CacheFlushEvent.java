@@ -19,6 +19,9 @@ import jdk.jfr.StackTrace;
 @StackTrace(false)
 public final class CacheFlushEvent extends jdk.jfr.Event {
 
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(CacheFlushEvent.class);
+
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.CacheFlush";
 

@@ -68,6 +68,8 @@ public final class Native {
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
     private static final MethodHandle SYSCALL;
+    /** {@link #SYSCALL} without errno capture: no capture segment, so no allocation per call. */
+    private static final MethodHandle SYSCALL_NO_ERRNO;
     private static final MethodHandle GETRLIMIT;
     /** The membarrier system call number of this architecture, or -1 where unknown. */
     private static final long SYS_MEMBARRIER = switch (System.getProperty("os.arch", "")) {
@@ -101,10 +103,14 @@ public final class Native {
             SYSCALL = LINKER.downcallHandle(libc.find("syscall").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno, Linker.Option.firstVariadicArg(1));
+            SYSCALL_NO_ERRNO = LINKER.downcallHandle(libc.find("syscall").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), Linker.Option.firstVariadicArg(1));
             GETRLIMIT = LINKER.downcallHandle(libc.find("getrlimit").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
         } else {
-            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = SYSCALL = GETRLIMIT = null;
+            MMAP = MUNMAP = MADVISE = SYSCONF = STRERROR = MALLOC = FREE = GETRLIMIT = null;
+            SYSCALL = SYSCALL_NO_ERRNO = null;
         }
     }
 
@@ -265,8 +271,23 @@ public final class Native {
         }
     }
 
-    /** The raw call: its result, or -errno on failure. */
+    /**
+     * The raw call: its result, or -errno on failure. The epoch schemes' heavy barrier calls it on
+     * their hot path, so it first calls without errno capture (no arena, no capture segment: no
+     * heap allocation); only a failed call (-1) is repeated with capture to read errno. Every
+     * membarrier command used here is idempotent, and a failure is deterministic (an unsupported
+     * or unregistered command), so the repeat fails the same way.
+     */
     private static long membarrierCall(final int cmd) {
+        final long fast;
+        try {
+            fast = (long) SYSCALL_NO_ERRNO.invokeExact(SYS_MEMBARRIER, cmd, 0, 0);
+        } catch (final Throwable t) {
+            throw new IllegalStateException("membarrier downcall failed", t);
+        }
+        if (fast != -1) {
+            return fast;
+        }
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment state = arena.allocate(CAPTURE_LAYOUT);
             final long result = (long) SYSCALL.invokeExact(state, SYS_MEMBARRIER, cmd, 0, 0);

@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.internal;
 
+import dev.limbo.allocator.internal.EventGate;
+
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -18,6 +20,9 @@ import jdk.jfr.StackTrace;
 @StackTrace(false)
 public final class EpochAdvanceEvent extends jdk.jfr.Event {
 
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(EpochAdvanceEvent.class);
+
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.EpochAdvance";
 
@@ -31,6 +36,9 @@ public final class EpochAdvanceEvent extends jdk.jfr.Event {
 
     /** Commits an advance to {@code epoch} if a recording enables the event. */
     public static void emit(final String scheme, final long epoch) {
+        if (!GATE.isEnabled()) {
+            return;
+        }
         final EpochAdvanceEvent e = new EpochAdvanceEvent();
         if (e.shouldCommit()) {
             e.scheme = scheme;

@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.internal;
 
+import dev.limbo.allocator.internal.EventGate;
+
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -18,6 +20,9 @@ import jdk.jfr.StackTrace;
 @StackTrace(false)
 public final class FenceFallbackEvent extends jdk.jfr.Event {
 
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(FenceFallbackEvent.class);
+
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.FenceFallback";
 
@@ -31,6 +36,9 @@ public final class FenceFallbackEvent extends jdk.jfr.Event {
 
     /** Commits a fallback if a recording enables the event. */
     public static void emit(final String scheme, final String failure) {
+        if (!GATE.isEnabled()) {
+            return;
+        }
         final FenceFallbackEvent e = new FenceFallbackEvent();
         if (e.shouldCommit()) {
             e.scheme = scheme;

@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.internal;
 
+import dev.limbo.allocator.internal.EventGate;
+
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -18,6 +20,9 @@ import jdk.jfr.StackTrace;
 @Description("A hazard-pointer scan: retired records checked against every thread's hazards")
 @StackTrace(false)
 public final class HazardScanEvent extends jdk.jfr.Event {
+
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(HazardScanEvent.class);
 
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.HazardScan";

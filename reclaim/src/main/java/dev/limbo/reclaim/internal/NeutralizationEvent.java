@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.internal;
 
+import dev.limbo.allocator.internal.EventGate;
+
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -20,6 +22,9 @@ import jdk.jfr.StackTrace;
 @Description("A reclaimer neutralized a thread (debra+: one that held the epoch back; nbr: every thread, in a round)")
 @StackTrace(false)
 public final class NeutralizationEvent extends jdk.jfr.Event {
+
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(NeutralizationEvent.class);
 
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.Neutralization";
@@ -47,6 +52,9 @@ public final class NeutralizationEvent extends jdk.jfr.Event {
     /** Commits a neutralization if a recording enables the event. */
     public static void emit(final String scheme, final int neutralizer, final int victim, final long victimEpoch,
                             final long bagSize) {
+        if (!GATE.isEnabled()) {
+            return;
+        }
         final NeutralizationEvent e = new NeutralizationEvent();
         if (e.shouldCommit()) {
             e.scheme = scheme;

@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.internal;
 
+import dev.limbo.allocator.internal.EventGate;
+
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Label;
@@ -18,6 +20,9 @@ import jdk.jfr.StackTrace;
 @Description("The token of a Token-EBR domain passed to the next thread of the ring")
 @StackTrace(false)
 public final class TokenPassEvent extends jdk.jfr.Event {
+
+    /** Asked before an event is made: no event object while no recording enables it. */
+    public static final EventGate GATE = new EventGate(TokenPassEvent.class);
 
     /** The event's name in recordings. */
     public static final String NAME = "dev.limbo.TokenPass";
@@ -45,6 +50,9 @@ public final class TokenPassEvent extends jdk.jfr.Event {
     /** Commits a pass if a recording enables the event. */
     public static void emit(final String scheme, final int passer, final int successor, final long records,
                             final boolean onBehalf) {
+        if (!GATE.isEnabled()) {
+            return;
+        }
         final TokenPassEvent e = new TokenPassEvent();
         if (e.shouldCommit()) {
             e.scheme = scheme;
