@@ -1,0 +1,321 @@
+package dev.limbo.reclaim.rc;
+
+import dev.limbo.core.Participants;
+import dev.limbo.core.Words;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+
+/**
+ * Acquire-retire (Anderson, Blelloch, Wei, "Concurrent deferred reference counting with
+ * constant-time overhead", PLDI 2021, §4, Figure 5, Definition 4.1, Theorem 2): hazard-pointer style
+ * announcement slots where the same handle may be retired any number of times, and {@code eject}
+ * hands back each retire once no active acquire can own it. The deferred reference counting layer
+ * retires a handle for each decrement it defers and applies the decrement when the handle is
+ * ejected.
+ *
+ * <p>Each thread works through its own {@link Local} ({@link #local()}); handles are non-zero
+ * words (0 is the paper's ⊥), compared as whole words, marks included.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * State: an on-heap table of K = slotsPerThread announcement words per participant id, one
+ * 128-byte-padded row per id (a row is written only by the thread holding the id: single writer);
+ * per Local (per id) a retired multiset rlist (a long[]; duplicates allowed) and a list flist of
+ * retires proven safe and not yet handed out. H = K * n announcements in all, n =
+ * Participants.highWater(); R = 2 * H + base is the scan threshold (base = 30, the artifact's
+ * minimum), as in HazardPointers (A = 2).
+ *
+ * acquire(slot, src): p = load(src) (1); loop { announce p in the slot (2, 3); q = load(src) (1);
+ *     if q == p return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
+ *     the Blelloch-Wei destination that makes it wait-free (the authors measured no gain).
+ * reserve(slot, h): announce (2, 3) a handle the caller already knows is protected (it holds a
+ *     count or an active acquire of it), with no validation.
+ * release(slot): release-store 0 (6).
+ * retire(h): append h to rlist (thread-local).
+ * eject(out): if flist is empty and |rlist| >= nextScan, scan; then move up to out.length
+ *     handles from flist to out. ejectNow(out) scans whenever flist is empty.
+ * scan: full fence (4); acquire-load (5) every announcement word of ids 0..n-1 into an array;
+ *     sort it and rlist; merge: for each value v retired s times and announced t times, keep
+ *     min(s, t) copies in rlist and move s - t copies to flist (the multiset difference: a
+ *     multiplicity-aware merge of two sorted arrays, digest §7.4 (ii)); nextScan = |rlist| + R.
+ *
+ * Invariant (Definition 4.1, protection): at the scan's fence, every acquire that is active and
+ * returned h, and whose owning retire of h was appended before the scan, is visible as one
+ * announcement of h; the merge pairs each such announcement with one retired copy and keeps it.
+ * So an eject never consumes a retire that an active acquire owns; the other copies are safe.
+ * Safety: the announce (2) + fence (3) + validating load (1) on the acquiring side and the caller's
+ * unlink (a CAS or volatile store of src) + fence (4) + announcement load (5) on the scanning side
+ * are the store-buffering pair: if the validation saw h still in src, the unlink (which precedes
+ * the retire, hence the scan) had not happened, so the scan sees the announcement. An acquire that
+ * saw h only after it was unlinked fails its validation and retries: the stale announcement only
+ * delays an eject.
+ *
+ * Memory ordering: (1) acquire loads of src; pair with the release/CAS that stored the handle.
+ * (2) the announcement store and (3) the full fence, as one volatile getAndSet. (4) full fence at
+ * the start of a scan, (5) acquire loads of the announcements; (4)/(5) pair with (2)/(3).
+ * (6) release store of 0: the acquire's reads happen-before a scan that sees the slot cleared.
+ *
+ * Linearization points (the proof outline of Theorem 2): acquire - the validating load (1) that
+ * equals the announced p; reserve - its store (2); release - the store (6); retire - the append to
+ * rlist; eject - each handle's move from flist to out.
+ *
+ * Progress: acquire is lock-free (it retries only when src changed); release, reserve and retire
+ * are wait-free O(1); eject is wait-free: a scan costs O((H + |rlist|) log(H + |rlist|)) and frees
+ * at least R - H = H + base handles (its rlist holds at least the previous kept ones plus R, and at
+ * most H stay), so it is amortized O(log) per retire (the paper's hash table makes it O(1)
+ * expected). Allocation: none on these paths once the arrays have grown to their working size
+ * (they only grow, doubling, when n or |rlist| exceeds every earlier value).
+ *
+ * Garbage bound (Theorem 2, O(KP) deferred retires, here per thread): if every retire of a Local
+ * is followed by at least one eject of that Local with out.length >= 1, it holds at most
+ * R + H = 3 * H + base delayed retires (rlist + flist), however long other threads stall holding
+ * their announcements. Proof: while flist is non-empty each eject removes at least one handle from
+ * it and at most one retire came before it, so |rlist| + |flist| does not grow; while flist is
+ * empty, rlist grows by one per retire and the next eject scans once |rlist| reaches nextScan =
+ * kept + R <= H + R. In all: n * (R + H), which is O(K P^2) with K slots per thread, the paper's
+ * O(KP) for K total slots.
+ * ABA: the caller keeps a handle alive while any retire of it is delayed (the reference counting
+ * layer: a delayed retire stands for an undone decrement, so the count is >= 1 and the block is
+ * not reused); so an announced handle that validated cannot be a recycled block.
+ * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared; its
+ * Local, with its delayed retires, stays with the id and is taken over by the next thread that
+ * claims it (ids are dense, lowest first).
+ * }</pre>
+ */
+public final class AcquireRetire implements AutoCloseable {
+
+    /** The artifact's minimum scan threshold. */
+    public static final int BASE_THRESHOLD = 30;
+    /** Words per announcement row: 128 bytes, against false sharing with the adjacent-line prefetch. */
+    private static final int ROW = 16;
+    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(long[].class)
+            .withInvokeExactBehavior();
+
+    private final int slotsPerThread;
+    private final long[] table;
+    private final Local[] locals;
+    private final AutoCloseable releaseHook;
+
+    /**
+     * A domain whose threads each own {@code slotsPerThread} announcement slots.
+     *
+     * @param slotsPerThread announcement slots per thread, 1 to 16
+     * @throws IllegalArgumentException if {@code slotsPerThread} is out of range
+     */
+    public AcquireRetire(final int slotsPerThread) {
+        if (slotsPerThread < 1 || slotsPerThread > ROW) {
+            throw new IllegalArgumentException("slotsPerThread must be in [1, " + ROW + "]: " + slotsPerThread);
+        }
+        this.slotsPerThread = slotsPerThread;
+        this.table = new long[Participants.CAPACITY * ROW];
+        this.locals = new Local[Participants.CAPACITY];
+        this.releaseHook = Participants.onRelease(this::clearRow);
+    }
+
+    /** The announcement slots per thread (K). */
+    public int slotsPerThread() {
+        return slotsPerThread;
+    }
+
+    /** The calling thread's acquire-retire state (created on its first call). */
+    public Local local() {
+        final int id = Participants.current();
+        Local l = locals[id];
+        if (l == null) {
+            l = new Local(id);
+            locals[id] = l;
+        }
+        return l;
+    }
+
+    /** R for {@code n} participant ids: a Local scans once R retires have built up since its last scan. */
+    public long threshold(final int n) {
+        return 2L * slotsPerThread * n + BASE_THRESHOLD;
+    }
+
+    /**
+     * The most retires one thread keeps delayed while {@code n} ids are in use, when each of its
+     * retires is followed by an eject: R + H, H = K * n.
+     */
+    public long garbageBound(final int n) {
+        return threshold(n) + (long) slotsPerThread * n;
+    }
+
+    /** Unregisters the thread-exit hook; the domain must no longer be used. */
+    @Override
+    public void close() {
+        try {
+            releaseHook.close();
+        } catch (final Exception e) {
+            throw new IllegalStateException("cannot unregister the release hook", e);
+        }
+    }
+
+    /** Clears the announcements of a departed id (no thread holds it while the hook runs). */
+    private void clearRow(final int id) {
+        final int base = id * ROW;
+        for (int s = 0; s < slotsPerThread; s++) {
+            SLOTS.setRelease(table, base + s, 0L); // (6)
+        }
+    }
+
+    /** One thread's slots, retired multiset and safe list; use it only on the thread that got it. */
+    public final class Local {
+
+        private final int row;
+        private long[] rlist = new long[64];
+        private int rsize;
+        private long[] flist = new long[64];
+        private int fhead;
+        private int fsize;
+        private long[] announced = new long[0];
+        private long nextScan;
+
+        private Local(final int id) {
+            this.row = id * ROW;
+            this.nextScan = threshold(Participants.highWater());
+        }
+
+        private int index(final int slot) {
+            if (slot < 0 || slot >= slotsPerThread) {
+                throw new IndexOutOfBoundsException("announcement slot " + slot + " not in [0, " + slotsPerThread + ")");
+            }
+            return row + slot;
+        }
+
+        /**
+         * Reads the handle at off-heap address {@code src}, announces it in {@code slot} (ending the
+         * slot's previous acquire) and returns it once it is validated: no eject hands back the
+         * retire that this acquire owns until the slot is released or reused.
+         *
+         * @return the handle, 0 if {@code src} held 0
+         */
+        public long acquire(final int slot, final long src) {
+            final int i = index(slot);
+            long p = Words.la(src); // (1)
+            while (true) {
+                final long previous = (long) SLOTS.getAndSet(table, i, p); // (2), (3)
+                final long q = Words.la(src); // (1)
+                if (q == p) {
+                    return p;
+                }
+                p = q;
+            }
+        }
+
+        /** Announces {@code handle}, which the caller already keeps alive, in {@code slot}, without validation. */
+        public void reserve(final int slot, final long handle) {
+            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle); // (2), (3)
+        }
+
+        /** Ends the acquire held in {@code slot}. */
+        public void release(final int slot) {
+            SLOTS.setRelease(table, index(slot), 0L); // (6)
+        }
+
+        /**
+         * Defers one use of {@code handle}: a later eject hands it back once no active acquire owns
+         * this retire. The same handle may be retired any number of times.
+         *
+         * @throws IllegalArgumentException if {@code handle} is 0
+         */
+        public void retire(final long handle) {
+            if (handle == 0) {
+                throw new IllegalArgumentException("cannot retire the null handle 0");
+            }
+            if (rsize == rlist.length) {
+                rlist = Arrays.copyOf(rlist, 2 * rsize);
+            }
+            rlist[rsize++] = handle;
+        }
+
+        /**
+         * Writes up to {@code out.length} handles whose retires are now safe to act on into
+         * {@code out}, scanning first when enough retires have built up.
+         *
+         * @return how many handles it wrote
+         */
+        public int eject(final long[] out) {
+            if (fsize == 0 && rsize >= nextScan) {
+                scan();
+            }
+            return drain(out);
+        }
+
+        /** Like {@link #eject}, but scans whenever no safe handle is waiting (tests, shutdown). */
+        public int ejectNow(final long[] out) {
+            if (fsize == 0 && rsize > 0) {
+                scan();
+            }
+            return drain(out);
+        }
+
+        /** Retires of this Local not yet handed out by an eject. */
+        public long delayed() {
+            return rsize + fsize;
+        }
+
+        private int drain(final long[] out) {
+            final int n = Math.min(out.length, fsize);
+            System.arraycopy(flist, fhead, out, 0, n);
+            fhead += n;
+            fsize -= n;
+            return n;
+        }
+
+        /** Moves every retire that no announcement pairs with from rlist to flist (flist is empty). */
+        private void scan() {
+            Words.fullFence(); // (4)
+            final int n = Participants.highWater();
+            if (announced.length < n * slotsPerThread) {
+                announced = new long[Math.max(n * slotsPerThread, 2 * announced.length)];
+            }
+            int h = 0;
+            for (int id = 0; id < n; id++) {
+                final int base = id * ROW;
+                for (int s = 0; s < slotsPerThread; s++) {
+                    final long v = (long) SLOTS.getAcquire(table, base + s); // (5)
+                    if (v != 0) {
+                        announced[h++] = v;
+                    }
+                }
+            }
+            Arrays.sort(announced, 0, h);
+            Arrays.sort(rlist, 0, rsize);
+            if (flist.length < rsize) {
+                flist = new long[Math.max(rsize, 2 * flist.length)];
+            }
+            fhead = 0;
+            int kept = 0;
+            int a = 0;
+            for (int r = 0; r < rsize; ) {
+                final long v = rlist[r];
+                int s = 0;
+                while (r < rsize && rlist[r] == v) {
+                    r++;
+                    s++;
+                }
+                while (a < h && announced[a] < v) {
+                    a++;
+                }
+                int t = 0;
+                while (a < h && announced[a] == v) {
+                    a++;
+                    t++;
+                }
+                for (int c = 0; c < s; c++) {
+                    if (c < t) {
+                        rlist[kept++] = v;
+                    } else {
+                        flist[fsize++] = v;
+                    }
+                }
+            }
+            rsize = kept;
+            nextScan = kept + threshold(n);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+package dev.limbo.reclaim.rc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.core.Participants;
+import dev.limbo.core.Words;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link AcquireRetire}: an announced handle is never ejected, multi-retire ejects each retire once
+ * (s - t copies while t acquires are active), the garbage bound R + H holds while another thread
+ * stalls with its announcements, and a concurrent announce-vs-retire stress never ejects a handle a
+ * reader still holds.
+ */
+class AcquireRetireTest {
+
+    private static final long H = 0x1000;
+    private static final LimboAllocator ALLOCATOR = LimboAllocator.shared();
+
+    private final List<Long> cells = new ArrayList<>();
+
+    /** Zeroed off-heap words for handles, freed after the test. */
+    private long cell(final long bytes) {
+        final long c = ALLOCATOR.allocateZeroed(bytes);
+        cells.add(c);
+        return c;
+    }
+
+    @AfterEach
+    void freeCells() {
+        cells.forEach(ALLOCATOR::free);
+    }
+
+    /** Ejects until nothing more comes, sorted. */
+    private static long[] ejectAll(final AcquireRetire.Local l) {
+        final long[] out = new long[4];
+        long[] all = new long[0];
+        for (int n; (n = l.ejectNow(out)) > 0; ) {
+            final int old = all.length;
+            all = Arrays.copyOf(all, old + n);
+            System.arraycopy(out, 0, all, old, n);
+        }
+        Arrays.sort(all);
+        return all;
+    }
+
+    /** Starts a thread that acquires the handle in {@code cell} into {@code slot}, holds it until {@code done}, then releases it. */
+    private static Thread holder(final AcquireRetire ar, final long cell, final int slot,
+                                 final CountDownLatch acquired, final CountDownLatch done,
+                                 final AtomicReference<Throwable> failure) {
+        final Thread t = new Thread(() -> {
+            try {
+                final AcquireRetire.Local l = ar.local();
+                l.acquire(slot, cell);
+                acquired.countDown();
+                assertTrue(done.await(60, TimeUnit.SECONDS), "holder was never let go");
+                l.release(slot);
+            } catch (final Throwable e) {
+                failure.set(e);
+                acquired.countDown();
+            } finally {
+                Participants.close();
+            }
+        });
+        t.start();
+        return t;
+    }
+
+    @Test
+    @Timeout(60)
+    void announcedHandleIsNeverEjectedUntilReleased() throws Exception {
+        try (AcquireRetire ar = new AcquireRetire(2)) {
+            final long cell = cell(Long.BYTES);
+            Words.sv(cell, H);
+            final CountDownLatch acquired = new CountDownLatch(1);
+            final CountDownLatch done = new CountDownLatch(1);
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final Thread t = holder(ar, cell, 1, acquired, done, failure);
+            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+            Words.sv(cell, 0);
+            final AcquireRetire.Local l = ar.local();
+            l.retire(H);
+            l.retire(H + 8);
+            assertArrayEquals(new long[] {H + 8}, ejectAll(l));
+            assertEquals(1, l.delayed());
+            done.countDown();
+            t.join();
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertArrayEquals(new long[] {H}, ejectAll(l));
+            assertEquals(0, l.delayed());
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void multiRetireEjectsEachRetireOnceAndKeepsOnePerActiveAcquire() throws Exception {
+        try (AcquireRetire ar = new AcquireRetire(2)) {
+            final long cell = cell(Long.BYTES);
+            Words.sv(cell, H);
+            final CountDownLatch acquired = new CountDownLatch(2);
+            final CountDownLatch done = new CountDownLatch(1);
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final Thread t1 = holder(ar, cell, 0, acquired, done, failure);
+            final Thread t2 = holder(ar, cell, 1, acquired, done, failure);
+            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+            final AcquireRetire.Local l = ar.local();
+            for (int i = 0; i < 5; i++) {
+                l.retire(H);
+            }
+            // s = 5 retires, t = 2 active acquires: exactly 3 copies may go
+            assertArrayEquals(new long[] {H, H, H}, ejectAll(l));
+            assertEquals(2, l.delayed());
+            done.countDown();
+            t1.join();
+            t2.join();
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertArrayEquals(new long[] {H, H}, ejectAll(l));
+            assertEquals(0, l.delayed());
+        }
+    }
+
+    @Test
+    void ownAnnouncementsCountAndReleaseEndsThem() {
+        try (AcquireRetire ar = new AcquireRetire(3)) {
+            final long cell = cell(Long.BYTES);
+            Words.sv(cell, H);
+            final AcquireRetire.Local l = ar.local();
+            assertEquals(H, l.acquire(0, cell));
+            l.reserve(1, H);
+            l.reserve(2, H + 8);
+            l.retire(H);
+            l.retire(H);
+            l.retire(H);
+            l.retire(H + 8);
+            assertArrayEquals(new long[] {H}, ejectAll(l));
+            l.acquire(2, cell); // the acquire of H + 8 in slot 2 ends
+            assertArrayEquals(new long[] {H + 8}, ejectAll(l));
+            l.release(0);
+            l.release(1);
+            assertArrayEquals(new long[] {H}, ejectAll(l)); // slot 2 still owns one retire of H
+            l.release(2);
+            assertArrayEquals(new long[] {H}, ejectAll(l));
+            assertEquals(0, l.delayed());
+        }
+    }
+
+    @Test
+    void badInputIsRefused() {
+        try (AcquireRetire ar = new AcquireRetire(2)) {
+            final AcquireRetire.Local l = ar.local();
+            assertThrows(IllegalArgumentException.class, () -> l.retire(0));
+            assertThrows(IndexOutOfBoundsException.class, () -> l.release(2));
+            assertThrows(IndexOutOfBoundsException.class, () -> l.reserve(-1, H));
+        }
+        assertThrows(IllegalArgumentException.class, () -> new AcquireRetire(0));
+        assertThrows(IllegalArgumentException.class, () -> new AcquireRetire(17));
+    }
+
+    @Test
+    @Timeout(60)
+    void garbageBoundHoldsWhileAnAnnouncerStalls() throws Exception {
+        final int k = 4;
+        try (AcquireRetire ar = new AcquireRetire(k)) {
+            final long words = cell((long) k * Long.BYTES);
+            for (int s = 0; s < k; s++) {
+                Words.sv(words + (long) s * Long.BYTES, H + 8L * s);
+            }
+            final CountDownLatch acquired = new CountDownLatch(1);
+            final CountDownLatch done = new CountDownLatch(1);
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final Thread stalled = new Thread(() -> {
+                try {
+                    final AcquireRetire.Local l = ar.local();
+                    for (int s = 0; s < k; s++) {
+                        l.acquire(s, words + (long) s * Long.BYTES);
+                    }
+                    acquired.countDown();
+                    assertTrue(done.await(60, TimeUnit.SECONDS), "stalled thread was never let go");
+                } catch (final Throwable e) {
+                    failure.set(e);
+                    acquired.countDown();
+                } finally {
+                    Participants.close();
+                }
+            });
+            stalled.start();
+            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+            final AcquireRetire.Local l = ar.local();
+            final long[] out = new long[1];
+            long ejected = 0;
+            final int retires = 100_000;
+            for (int i = 0; i < retires; i++) {
+                // every fourth retire names a stalled announcement; the rest are fresh handles
+                l.retire(i % 4 == 0 ? H + 8L * (i / 4 % k) : H + 8L * (k + i));
+                ejected += l.eject(out);
+                final long bound = ar.garbageBound(Participants.highWater());
+                assertTrue(l.delayed() <= bound, "delayed " + l.delayed() + " > bound " + bound + " at " + i);
+            }
+            assertEquals(retires, ejected + l.delayed());
+            done.countDown();
+            stalled.join();
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            ejected += ejectAll(l).length;
+            assertEquals(retires, ejected);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void concurrentAnnounceVersusRetireNeverEjectsAHeldHandle() throws Exception {
+        final int readers = 2;
+        final int swaps = 200_000;
+        final int handles = swaps + 2;
+        // dead[h]: the handle h (an index, shifted into a word) was ejected; its reuse never happens
+        final AtomicReferenceArray<Boolean> dead = new AtomicReferenceArray<>(handles);
+        final AtomicLong bad = new AtomicLong();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        try (AcquireRetire ar = new AcquireRetire(1)) {
+            final long cell = cell(Long.BYTES);
+            Words.sv(cell, 1L << 3);
+            final AtomicLong writerDone = new AtomicLong();
+            final Thread[] ts = new Thread[readers];
+            for (int r = 0; r < readers; r++) {
+                ts[r] = new Thread(() -> {
+                    try {
+                        final AcquireRetire.Local l = ar.local();
+                        while (writerDone.get() == 0) {
+                            final long h = l.acquire(0, cell);
+                            if (dead.get((int) (h >>> 3)) != null) {
+                                bad.incrementAndGet();
+                            }
+                            Thread.onSpinWait();
+                            if (dead.get((int) (h >>> 3)) != null) {
+                                bad.incrementAndGet();
+                            }
+                            l.release(0);
+                        }
+                    } catch (final Throwable e) {
+                        failure.set(e);
+                    } finally {
+                        Participants.close();
+                    }
+                });
+                ts[r].start();
+            }
+            final AcquireRetire.Local l = ar.local();
+            final long[] out = new long[8];
+            for (int i = 2; i < handles; i++) {
+                final long old = Words.xchg(cell, (long) i << 3);
+                l.retire(old);
+                for (int n = l.eject(out), j = 0; j < n; j++) {
+                    assertFalse(dead.getAndSet((int) (out[j] >>> 3), Boolean.TRUE) != null, "ejected twice");
+                }
+            }
+            writerDone.set(1);
+            for (final Thread t : ts) {
+                t.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertEquals(0, bad.get(), "a reader held a handle that was ejected");
+            final int rest = ejectAll(l).length;
+            assertEquals(0, l.delayed());
+            int deadCount = 0;
+            for (int i = 0; i < handles; i++) {
+                deadCount += dead.get(i) != null ? 1 : 0;
+            }
+            assertEquals(swaps, deadCount + rest);
+        }
+    }
+
+    private static void assertArrayEquals(final long[] expected, final long[] actual) {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(expected, actual, () -> Arrays.toString(actual));
+    }
+}
