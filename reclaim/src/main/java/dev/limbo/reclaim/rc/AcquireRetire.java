@@ -2,6 +2,7 @@ package dev.limbo.reclaim.rc;
 
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
+import dev.limbo.reclaim.Guard;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -16,7 +17,8 @@ import java.util.Arrays;
  * ejected.
  *
  * <p>Each thread works through its own {@link Local} ({@link #local()}); handles are non-zero
- * words (0 is the paper's ⊥), compared as whole words, marks included.
+ * unmarked words (0 is the paper's ⊥): announcements and retires hold addresses without their mark
+ * bits (digest §7.1, as the artifact does), while acquire validates the full marked word.
  *
  * <pre>{@code
  * Implementation notes
@@ -28,8 +30,8 @@ import java.util.Arrays;
  * Participants.highWater(); R = 2 * H + base is the scan threshold (base = 30, the artifact's
  * minimum), as in HazardPointers (A = 2).
  *
- * acquire(slot, src): p = load(src) (1); loop { announce p in the slot (2, 3); q = load(src) (1);
- *     if q == p return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
+ * acquire(slot, src): p = load(src) (1); loop { announce p without its mark bits in the slot
+ *     (2, 3); q = load(src) (1); if q == p (the full word, marks included) return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
  *     the Blelloch-Wei destination that makes it wait-free (the authors measured no gain).
  * reserve(slot, h): announce (2, 3) a handle the caller already knows is protected (it holds a
  *     count or an active acquire of it), with no validation.
@@ -165,6 +167,7 @@ public final class AcquireRetire implements AutoCloseable {
     /** One thread's slots, retired multiset and safe list; use it only on the thread that got it. */
     public final class Local {
 
+        private final int id;
         private final int row;
         private long[] rlist = new long[64];
         private int rsize;
@@ -175,8 +178,14 @@ public final class AcquireRetire implements AutoCloseable {
         private long nextScan;
 
         private Local(final int id) {
+            this.id = id;
             this.row = id * ROW;
             this.nextScan = threshold(Participants.highWater());
+        }
+
+        /** The participant id whose row this Local owns. */
+        public int id() {
+            return id;
         }
 
         private int index(final int slot) {
@@ -187,17 +196,18 @@ public final class AcquireRetire implements AutoCloseable {
         }
 
         /**
-         * Reads the handle at off-heap address {@code src}, announces it in {@code slot} (ending the
-         * slot's previous acquire) and returns it once it is validated: no eject hands back the
-         * retire that this acquire owns until the slot is released or reused.
+         * Reads the word at off-heap address {@code src}, announces it without its mark bits
+         * ({@link Guard#MARK_BITS}) in {@code slot} (ending the slot's previous acquire) and returns
+         * it, marks included, once the full word is validated: no eject hands back the retire that
+         * this acquire owns until the slot is released or reused.
          *
-         * @return the handle, 0 if {@code src} held 0
+         * @return the word, 0 if {@code src} held 0
          */
         public long acquire(final int slot, final long src) {
             final int i = index(slot);
             long p = Words.la(src); // (1)
             while (true) {
-                final long previous = (long) SLOTS.getAndSet(table, i, p); // (2), (3)
+                final long previous = (long) SLOTS.getAndSet(table, i, p & ~Guard.MARK_BITS); // (2), (3)
                 final long q = Words.la(src); // (1)
                 if (q == p) {
                     return p;
@@ -220,11 +230,11 @@ public final class AcquireRetire implements AutoCloseable {
          * Defers one use of {@code handle}: a later eject hands it back once no active acquire owns
          * this retire. The same handle may be retired any number of times.
          *
-         * @throws IllegalArgumentException if {@code handle} is 0
+         * @throws IllegalArgumentException if {@code handle} is 0 or has mark bits set
          */
         public void retire(final long handle) {
-            if (handle == 0) {
-                throw new IllegalArgumentException("cannot retire the null handle 0");
+            if (handle == 0 || (handle & Guard.MARK_BITS) != 0) {
+                throw new IllegalArgumentException("retire takes a non-zero unmarked handle: 0x" + Long.toHexString(handle));
             }
             if (rsize == rlist.length) {
                 rlist = Arrays.copyOf(rlist, 2 * rsize);

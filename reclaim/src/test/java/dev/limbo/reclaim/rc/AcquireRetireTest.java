@@ -169,6 +169,7 @@ class AcquireRetireTest {
         try (AcquireRetire ar = new AcquireRetire(2)) {
             final AcquireRetire.Local l = ar.local();
             assertThrows(IllegalArgumentException.class, () -> l.retire(0));
+            assertThrows(IllegalArgumentException.class, () -> l.retire(H | 1));
             assertThrows(IndexOutOfBoundsException.class, () -> l.release(2));
             assertThrows(IndexOutOfBoundsException.class, () -> l.reserve(-1, H));
         }
