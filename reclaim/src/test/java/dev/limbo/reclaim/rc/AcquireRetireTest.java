@@ -42,6 +42,13 @@ class AcquireRetireTest {
         return c;
     }
 
+    /** A word holding {@code handle}. */
+    private long cellHolding(final long handle) {
+        final long c = cell(Long.BYTES);
+        Words.sv(c, handle);
+        return c;
+    }
+
     @AfterEach
     void freeCells() {
         cells.forEach(ALLOCATOR::free);
@@ -60,50 +67,63 @@ class AcquireRetireTest {
         return all;
     }
 
-    /** Starts a thread that acquires the handle in {@code cell} into {@code slot}, holds it until {@code done}, then releases it. */
-    private static Thread holder(final AcquireRetire ar, final long cell, final int slot,
-                                 final CountDownLatch acquired, final CountDownLatch done,
-                                 final AtomicReference<Throwable> failure) {
-        final Thread t = new Thread(() -> {
-            try {
-                final AcquireRetire.Local l = ar.local();
-                l.acquire(slot, cell);
-                acquired.countDown();
-                assertTrue(done.await(60, TimeUnit.SECONDS), "holder was never let go");
-                l.release(slot);
-            } catch (final Throwable e) {
-                failure.set(e);
-                acquired.countDown();
-            } finally {
-                Participants.close();
+    /** Threads that each acquire the handle in a cell into their own slot and hold it until let go. */
+    private static final class Holders {
+
+        private final CountDownLatch done = new CountDownLatch(1);
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final Thread[] threads;
+
+        /** Starts one holder per slot in {@code slots} and returns once each has acquired. */
+        Holders(final AcquireRetire ar, final long cell, final int... slots) throws InterruptedException {
+            final CountDownLatch acquired = new CountDownLatch(slots.length);
+            threads = new Thread[slots.length];
+            for (int i = 0; i < slots.length; i++) {
+                final int slot = slots[i];
+                threads[i] = new Thread(() -> {
+                    try {
+                        final AcquireRetire.Local l = ar.local();
+                        l.acquire(slot, cell);
+                        acquired.countDown();
+                        assertTrue(done.await(60, TimeUnit.SECONDS), "holder was never let go");
+                        l.release(slot);
+                    } catch (final Throwable e) {
+                        failure.set(e);
+                        acquired.countDown();
+                    } finally {
+                        Participants.close();
+                    }
+                });
+                threads[i].start();
             }
-        });
-        t.start();
-        return t;
+            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+        }
+
+        /** Lets the holders release and exit, and rethrows a holder's failure. */
+        void letGo() throws InterruptedException {
+            done.countDown();
+            for (final Thread t : threads) {
+                t.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+        }
     }
 
     @Test
     @Timeout(60)
     void announcedHandleIsNeverEjectedUntilReleased() throws Exception {
         try (AcquireRetire ar = new AcquireRetire(2)) {
-            final long cell = cell(Long.BYTES);
-            Words.sv(cell, H);
-            final CountDownLatch acquired = new CountDownLatch(1);
-            final CountDownLatch done = new CountDownLatch(1);
-            final AtomicReference<Throwable> failure = new AtomicReference<>();
-            final Thread t = holder(ar, cell, 1, acquired, done, failure);
-            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+            final long cell = cellHolding(H);
+            final Holders holder = new Holders(ar, cell, 1);
             Words.sv(cell, 0);
             final AcquireRetire.Local l = ar.local();
             l.retire(H);
             l.retire(H + 8);
             assertArrayEquals(new long[] {H + 8}, ejectAll(l));
             assertEquals(1, l.delayed());
-            done.countDown();
-            t.join();
-            if (failure.get() != null) {
-                throw new AssertionError(failure.get());
-            }
+            holder.letGo();
             assertArrayEquals(new long[] {H}, ejectAll(l));
             assertEquals(0, l.delayed());
         }
@@ -113,14 +133,8 @@ class AcquireRetireTest {
     @Timeout(60)
     void multiRetireEjectsEachRetireOnceAndKeepsOnePerActiveAcquire() throws Exception {
         try (AcquireRetire ar = new AcquireRetire(2)) {
-            final long cell = cell(Long.BYTES);
-            Words.sv(cell, H);
-            final CountDownLatch acquired = new CountDownLatch(2);
-            final CountDownLatch done = new CountDownLatch(1);
-            final AtomicReference<Throwable> failure = new AtomicReference<>();
-            final Thread t1 = holder(ar, cell, 0, acquired, done, failure);
-            final Thread t2 = holder(ar, cell, 1, acquired, done, failure);
-            assertTrue(acquired.await(60, TimeUnit.SECONDS));
+            final long cell = cellHolding(H);
+            final Holders holders = new Holders(ar, cell, 0, 1);
             final AcquireRetire.Local l = ar.local();
             for (int i = 0; i < 5; i++) {
                 l.retire(H);
@@ -128,12 +142,7 @@ class AcquireRetireTest {
             // s = 5 retires, t = 2 active acquires: exactly 3 copies may go
             assertArrayEquals(new long[] {H, H, H}, ejectAll(l));
             assertEquals(2, l.delayed());
-            done.countDown();
-            t1.join();
-            t2.join();
-            if (failure.get() != null) {
-                throw new AssertionError(failure.get());
-            }
+            holders.letGo();
             assertArrayEquals(new long[] {H, H}, ejectAll(l));
             assertEquals(0, l.delayed());
         }
@@ -142,8 +151,7 @@ class AcquireRetireTest {
     @Test
     void ownAnnouncementsCountAndReleaseEndsThem() {
         try (AcquireRetire ar = new AcquireRetire(3)) {
-            final long cell = cell(Long.BYTES);
-            Words.sv(cell, H);
+            final long cell = cellHolding(H);
             final AcquireRetire.Local l = ar.local();
             assertEquals(H, l.acquire(0, cell));
             l.reserve(1, H);

@@ -27,95 +27,93 @@ class CdrcTest {
     private static final RcType LEAF = new RcType("leaf", 24);
     private static final RcType NODE = new RcType("node", 32, 16);
 
-    private static long inUse(final LimboAllocator a) {
-        return a.stats().bytesInUse();
+    /** A test body over a fresh domain and a null counted field in it. */
+    private interface Body {
+        void run(Cdrc rc, long field) throws Exception;
     }
 
-    @Test
-    void loadStoreAndReleaseCount() {
+    /** Runs {@code body} on a debug allocator and checks that live bytes return to the baseline. */
+    private static void withDomain(final Body body) throws Exception {
         final LimboAllocator a = LimboAllocator.builder().debug(true).build();
-        final long base = inUse(a);
+        final long base = a.stats().bytesInUse();
         final long field = a.allocateZeroed(Long.BYTES);
         try (Cdrc rc = new Cdrc(a)) {
-            final int leaf = rc.register(LEAF);
-            final long x = rc.allocate(leaf);
-            assertEquals(1, rc.count(x));
-            assertEquals(leaf, rc.typeOf(x));
-            rc.store(field, x);
-            assertEquals(2, rc.count(x));
-            final long y = rc.load(field);
-            assertEquals(x, y);
-            assertEquals(3, rc.count(x));
-            rc.release(y);
-            rc.release(x);
-            assertEquals(1, rc.count(x));
-            final long z = rc.allocate(leaf);
-            rc.storeMove(field, z | 1); // marked, and the caller's reference moves in
-            assertEquals(1, rc.count(z));
-            assertEquals(z | 1, rc.load(field));
-            rc.release(z | 1);
-            rc.store(field, 0);
-            assertEquals(2, rc.flush()); // x (the first store's overwrite) and z
-            assertEquals(0, rc.delayed());
+            body.run(rc, field);
         }
         a.free(field);
-        assertEquals(base, inUse(a));
+        assertEquals(base, a.stats().bytesInUse(), "live bytes after the test");
     }
 
     @Test
-    void casCopyAndMoveCountAndFailureChangesNothing() {
-        final LimboAllocator a = LimboAllocator.builder().debug(true).build();
-        final long base = inUse(a);
-        final long field = a.allocateZeroed(Long.BYTES);
-        try (Cdrc rc = new Cdrc(a)) {
-            final int leaf = rc.register(LEAF);
-            final long x = rc.allocate(leaf);
-            final long y = rc.allocate(leaf);
-            assertTrue(rc.cas(field, 0, x));
-            assertEquals(2, rc.count(x));
-            assertFalse(rc.cas(field, y, y)); // the field holds x
-            assertEquals(1, rc.count(y));
-            assertEquals(0, rc.acquireRetire().local().delayed());
-            assertFalse(rc.casMove(field, 0, y));
-            assertEquals(1, rc.count(y));
-            assertTrue(rc.casMove(field, x, y)); // y's reference moves in; x's field copy is retired
-            assertEquals(1, rc.count(y));
-            assertEquals(1, rc.flush());
-            assertEquals(1, rc.count(x));
-            rc.release(x);
-            assertTrue(rc.cas(field, y, 0));
-            assertEquals(1, rc.flush());
-        }
-        a.free(field);
-        assertEquals(base, inUse(a));
+    void loadStoreAndReleaseCount() throws Exception {
+        withDomain((rc, field) -> {
+                final int leaf = rc.register(LEAF);
+                final long x = rc.allocate(leaf);
+                assertEquals(1, rc.count(x));
+                assertEquals(leaf, rc.typeOf(x));
+                rc.store(field, x);
+                assertEquals(2, rc.count(x));
+                final long y = rc.load(field);
+                assertEquals(x, y);
+                assertEquals(3, rc.count(x));
+                rc.release(y);
+                rc.release(x);
+                assertEquals(1, rc.count(x));
+                final long z = rc.allocate(leaf);
+                rc.storeMove(field, z | 1); // marked, and the caller's reference moves in
+                assertEquals(1, rc.count(z));
+                assertEquals(z | 1, rc.load(field));
+                rc.release(z | 1);
+                rc.store(field, 0);
+                assertEquals(2, rc.flush()); // x (the first store's overwrite) and z
+                assertEquals(0, rc.delayed());
+        });
     }
 
     @Test
-    void deathReleasesCountedFieldsOfALongChain() {
-        final LimboAllocator a = LimboAllocator.builder().debug(true).build();
-        final long base = inUse(a);
-        final long head = a.allocateZeroed(Long.BYTES);
-        try (Cdrc rc = new Cdrc(a)) {
-            final int node = rc.register(NODE);
-            final int n = 100_000;
-            for (int i = 0; i < n; i++) {
-                final long p = rc.allocate(node);
-                final long next = rc.load(head);
-                rc.storeMove(p + 16, next); // the loaded reference moves into the new node
-                rc.storeMove(head, p);
-            }
-            rc.flush();
-            final long first = rc.load(head);
-            assertEquals(2, rc.count(first));
-            final long second = rc.load(first + 16);
-            assertEquals(2, rc.count(second));
-            rc.release(second);
-            rc.release(first);
-            rc.store(head, 0);
-            assertEquals(n, rc.flush());
-        }
-        a.free(head);
-        assertEquals(base, inUse(a));
+    void casCopyAndMoveCountAndFailureChangesNothing() throws Exception {
+        withDomain((rc, field) -> {
+                final int leaf = rc.register(LEAF);
+                final long x = rc.allocate(leaf);
+                final long y = rc.allocate(leaf);
+                assertTrue(rc.cas(field, 0, x));
+                assertEquals(2, rc.count(x));
+                assertFalse(rc.cas(field, y, y)); // the field holds x
+                assertEquals(1, rc.count(y));
+                assertEquals(0, rc.acquireRetire().local().delayed());
+                assertFalse(rc.casMove(field, 0, y));
+                assertEquals(1, rc.count(y));
+                assertTrue(rc.casMove(field, x, y)); // y's reference moves in; x's field copy is retired
+                assertEquals(1, rc.count(y));
+                assertEquals(1, rc.flush());
+                assertEquals(1, rc.count(x));
+                rc.release(x);
+                assertTrue(rc.cas(field, y, 0));
+                assertEquals(1, rc.flush());
+        });
+    }
+
+    @Test
+    void deathReleasesCountedFieldsOfALongChain() throws Exception {
+        withDomain((rc, head) -> {
+                final int node = rc.register(NODE);
+                final int n = 100_000;
+                for (int i = 0; i < n; i++) {
+                    final long p = rc.allocate(node);
+                    final long next = rc.load(head);
+                    rc.storeMove(p + 16, next); // the loaded reference moves into the new node
+                    rc.storeMove(head, p);
+                }
+                rc.flush();
+                final long first = rc.load(head);
+                assertEquals(2, rc.count(first));
+                final long second = rc.load(first + 16);
+                assertEquals(2, rc.count(second));
+                rc.release(second);
+                rc.release(first);
+                rc.store(head, 0);
+                assertEquals(n, rc.flush());
+        });
     }
 
     @Test
@@ -138,13 +136,10 @@ class CdrcTest {
     @Test
     @Timeout(120)
     void concurrentLoadsAndStoresFreeEverythingOnce() throws Exception {
-        final LimboAllocator a = LimboAllocator.builder().debug(true).build();
-        final long base = inUse(a);
         final int threads = 3;
         final int ops = 50_000;
-        final long field = a.allocateZeroed(Long.BYTES);
         final AtomicReference<Throwable> failure = new AtomicReference<>();
-        try (Cdrc rc = new Cdrc(a)) {
+        withDomain((rc, field) -> {
             final int leaf = rc.register(LEAF);
             final CyclicBarrier done = new CyclicBarrier(threads);
             final Thread[] ts = new Thread[threads];
@@ -192,8 +187,6 @@ class CdrcTest {
             }
             rc.store(field, 0);
             rc.flush();
-        }
-        a.free(field);
-        assertEquals(base, inUse(a));
+        });
     }
 }
