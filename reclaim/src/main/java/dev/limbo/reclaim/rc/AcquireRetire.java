@@ -82,6 +82,10 @@ import java.util.Arrays;
  * ABA: the caller keeps a handle alive while any retire of it is delayed (the reference counting
  * layer: a delayed retire stands for an undone decrement, so the count is >= 1 and the block is
  * not reused); so an announced handle that validated cannot be a recycled block.
+ * Departures from the paper: eject is amortized (a full scan every R retires, as the artifact does)
+ * rather than deamortized (a constant number of steps per eject); the multiset difference sorts and
+ * merges instead of hashing (no allocation, O(log) instead of O(1) expected per handle); acquire is
+ * the lock-free loop, not the wait-free destination object (§3.4).
  * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared; its
  * Local, with its delayed retires, stays with the id and is taken over by the next thread that
  * claims it (ids are dense, lowest first).

@@ -61,6 +61,9 @@ import java.util.Objects;
  * Reclamation: per thread at most AcquireRetire.garbageBound(n) delayed decrements once each of its
  * retires had its eject; a dying object's field retires are appended without their own eject,
  * so a cascade adds at most its fields to the bound until the next ejects drain them.
+ * Departure from the paper: Figure 3's delete destructs (decrements at once) the references a dying
+ * object holds; here they are retired instead (digest §7.4), so a long chain never recurses and a
+ * snapshot (§4.5, later) that still reads a dying object's field keeps the child alive.
  * ABA: a counted field's CAS compares addresses; the object at e cannot be freed and reused while
  * the caller holds a reference to it, which the paper requires of the caller of cas.
  * }</pre>
