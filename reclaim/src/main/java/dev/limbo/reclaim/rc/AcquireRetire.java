@@ -211,7 +211,8 @@ public final class AcquireRetire implements AutoCloseable {
             final int i = index(slot);
             long p = Words.la(src); // (1)
             while (true) {
-                final long previous = (long) SLOTS.getAndSet(table, i, p & ~Guard.MARK_BITS); // (2), (3)
+                // (2), (3); the old value is unused, but an exact invocation must take its long
+                final long previous = (long) SLOTS.getAndSet(table, i, p & ~Guard.MARK_BITS);
                 final long q = Words.la(src); // (1)
                 if (q == p) {
                     return p;
@@ -222,7 +223,8 @@ public final class AcquireRetire implements AutoCloseable {
 
         /** Announces {@code handle}, which the caller already keeps alive, in {@code slot}, without validation. */
         public void reserve(final int slot, final long handle) {
-            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle); // (2), (3)
+            // (2), (3); the old value is unused, but an exact invocation must take its long
+            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle);
         }
 
         /** Ends the acquire held in {@code slot}. */

@@ -54,7 +54,7 @@ import java.util.Objects;
  * field and (9) volatile CAS: they publish the object (its header and fields were written before
  * them) and pair with the acquire load (1) of a later load; the unlink they perform precedes the
  * retire and thus the scan's fence (4). (10) acquire loads of a dying object's counted fields.
- * The header is written with plain stores before the object is published by (8) or (9).
+ * The header is written with opaque stores before the object is published by (8) or (9).
  *
  * Progress: load is lock-free (acquire retries while the field changes); store, storeMove,
  * casMove, release and a failed cas are wait-free up to the allocator; cas announces once.
