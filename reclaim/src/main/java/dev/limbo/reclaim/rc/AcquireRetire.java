@@ -7,6 +7,7 @@ import dev.limbo.reclaim.Guard;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * Acquire-retire (Anderson, Blelloch, Wei, "Concurrent deferred reference counting with
@@ -16,9 +17,12 @@ import java.util.Arrays;
  * retires a handle for each decrement it defers and applies the decrement when the handle is
  * ejected.
  *
- * <p>Each thread works through its own {@link Local} ({@link #local()}); handles are non-zero
- * unmarked words (0 is the paper's ⊥): announcements and retires hold addresses without their mark
- * bits (digest §7.1, as the artifact does), while acquire validates the full marked word.
+ * <p>Each thread works through its own {@link Local} ({@link #local()}). Announcements hold
+ * addresses without their mark bits (digest §7.1, as the artifact does), while acquire validates the
+ * full marked word; 0 is the paper's ⊥. A retired handle is a non-zero address plus a kind in its
+ * {@linkplain Guard#MARK_BITS mark bits} (the counting layer retires strong decrements as kind 0 and
+ * weak ones as kind 1): an announcement of an address holds back one retire of that address, the
+ * lowest kind first, and eject hands back the handle as it was retired.
  *
  * <pre>{@code
  * Implementation notes
@@ -40,9 +44,10 @@ import java.util.Arrays;
  * eject(out): if flist is empty and |rlist| >= nextScan, scan; then move up to out.length
  *     handles from flist to out. ejectNow(out) scans whenever flist is empty.
  * scan: full fence (4); acquire-load (5) every announcement word of ids 0..n-1 into an array;
- *     sort it and rlist; merge: for each value v retired s times and announced t times, keep
- *     min(s, t) copies in rlist and move s - t copies to flist (the multiset difference: a
- *     multiplicity-aware merge of two sorted arrays, digest §7.4 (ii)); nextScan = |rlist| + R.
+ *     sort it and rlist; merge: for each address v retired s times (any kinds) and announced t
+ *     times, keep the first min(s, t) of its retires in sorted order (lowest kind first) in rlist
+ *     and move the other s - t to flist (the multiset difference: a multiplicity-aware merge of two
+ *     sorted arrays, digest §7.4 (ii)); nextScan = |rlist| + R. A scan first appends the orphans.
  *
  * Invariant (Definition 4.1, protection): at the scan's fence, every acquire that is active and
  * returned h, and whose owning retire of h was appended before the scan, is visible as one
@@ -86,9 +91,10 @@ import java.util.Arrays;
  * rather than deamortized (a constant number of steps per eject); the multiset difference sorts and
  * merges instead of hashing (no allocation, O(log) instead of O(1) expected per handle); acquire is
  * the lock-free loop, not the wait-free destination object (§3.4).
- * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared; its
- * Local, with its delayed retires, stays with the id and is taken over by the next thread that
- * claims it (ids are dense, lowest first).
+ * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared and
+ * its Local's delayed retires (rlist and flist) go to a shared queue of orphans, which the next scan
+ * of any Local appends to its own rlist (digest §7.3); so a departed thread's decrements are applied
+ * even if nobody claims its id again. adoptAll() does the same for every other Local at shutdown.
  * }</pre>
  */
 public final class AcquireRetire implements AutoCloseable {
@@ -103,6 +109,7 @@ public final class AcquireRetire implements AutoCloseable {
     private final int slotsPerThread;
     private final long[] table;
     private final Local[] locals;
+    private final ConcurrentLinkedQueue<long[]> orphans = new ConcurrentLinkedQueue<>();
     private final AutoCloseable releaseHook;
 
     /**
@@ -165,6 +172,23 @@ public final class AcquireRetire implements AutoCloseable {
         final int base = id * ROW;
         for (int s = 0; s < slotsPerThread; s++) {
             SLOTS.setRelease(table, base + s, 0L); // (6)
+        }
+        final Local l = locals[id];
+        if (l != null) {
+            l.orphan();
+        }
+    }
+
+    /**
+     * Hands the delayed retires of every Local but the caller's to the orphans, so that the
+     * caller's next scans take them over (shutdown: no other thread may use the domain meanwhile).
+     */
+    public void adoptAll() {
+        final Local mine = local();
+        for (final Local l : locals) {
+            if (l != null && l != mine) {
+                l.orphan();
+            }
         }
     }
 
@@ -239,13 +263,31 @@ public final class AcquireRetire implements AutoCloseable {
          * @throws IllegalArgumentException if {@code handle} is 0 or has mark bits set
          */
         public void retire(final long handle) {
-            if (handle == 0 || (handle & Guard.MARK_BITS) != 0) {
-                throw new IllegalArgumentException("retire takes a non-zero unmarked handle: 0x" + Long.toHexString(handle));
+            if ((handle & ~Guard.MARK_BITS) == 0) {
+                throw new IllegalArgumentException("retire takes a handle with a non-zero address: 0x" + Long.toHexString(handle));
             }
+            append(handle);
+        }
+
+        private void append(final long handle) {
             if (rsize == rlist.length) {
                 rlist = Arrays.copyOf(rlist, 2 * rsize);
             }
             rlist[rsize++] = handle;
+        }
+
+        /** Hands every delayed retire of this Local to the orphans, for another thread's next scan. */
+        private void orphan() {
+            if (rsize + fsize == 0) {
+                return;
+            }
+            final long[] all = new long[rsize + fsize];
+            System.arraycopy(rlist, 0, all, 0, rsize);
+            System.arraycopy(flist, fhead, all, rsize, fsize);
+            rsize = 0;
+            fhead = 0;
+            fsize = 0;
+            orphans.add(all);
         }
 
         /**
@@ -261,9 +303,9 @@ public final class AcquireRetire implements AutoCloseable {
             return drain(out);
         }
 
-        /** Like {@link #eject}, but scans whenever no safe handle is waiting (tests, shutdown). */
+        /** Like {@link #eject}, but scans whenever no safe handle is waiting and there are retires or orphans (tests, shutdown). */
         public int ejectNow(final long[] out) {
-            if (fsize == 0 && rsize > 0) {
+            if (fsize == 0 && (rsize > 0 || !orphans.isEmpty())) {
                 scan();
             }
             return drain(out);
@@ -284,6 +326,11 @@ public final class AcquireRetire implements AutoCloseable {
 
         /** Moves every retire that no announcement pairs with from rlist to flist (flist is empty). */
         private void scan() {
+            for (long[] o; (o = orphans.poll()) != null; ) {
+                for (final long h : o) {
+                    append(h);
+                }
+            }
             Words.fullFence(); // (4)
             final int n = Participants.highWater();
             if (announced.length < n * slotsPerThread) {
@@ -308,12 +355,7 @@ public final class AcquireRetire implements AutoCloseable {
             int kept = 0;
             int a = 0;
             for (int r = 0; r < rsize; ) {
-                final long v = rlist[r];
-                int s = 0;
-                while (r < rsize && rlist[r] == v) {
-                    r++;
-                    s++;
-                }
+                final long v = rlist[r] & ~Guard.MARK_BITS;
                 while (a < h && announced[a] < v) {
                     a++;
                 }
@@ -322,11 +364,12 @@ public final class AcquireRetire implements AutoCloseable {
                     a++;
                     t++;
                 }
-                for (int c = 0; c < s; c++) {
-                    if (c < t) {
-                        rlist[kept++] = v;
+                // the retires of address v, lowest kind first: the first t stay, the others are safe
+                for (; r < rsize && (rlist[r] & ~Guard.MARK_BITS) == v; r++, t--) {
+                    if (t > 0) {
+                        rlist[kept++] = rlist[r];
                     } else {
-                        flist[fsize++] = v;
+                        flist[fsize++] = rlist[r];
                     }
                 }
             }

@@ -1,5 +1,6 @@
 package dev.limbo.reclaim.rc;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -173,11 +174,38 @@ class AcquireRetireTest {
     }
 
     @Test
+    void anAnnouncementHoldsBackTheLowestKindOfItsAddressFirst() {
+        try (AcquireRetire ar = new AcquireRetire(2)) {
+            final AcquireRetire.Local l = ar.local();
+            l.reserve(0, H);
+            l.retire(H | 1);
+            l.retire(H);
+            l.retire(H | 1);
+            assertArrayEquals(new long[] {H | 1, H | 1}, ejectAll(l));
+            l.release(0);
+            assertArrayEquals(new long[] {H}, ejectAll(l));
+        }
+    }
+
+    @Test
+    void aDepartedThreadsRetiresAreAdoptedByTheNextScan() throws Exception {
+        try (AcquireRetire ar = new AcquireRetire(1)) {
+            final Thread t = new Thread(() -> {
+                ar.local().retire(H);
+                Participants.close();
+            });
+            t.start();
+            t.join();
+            assertArrayEquals(new long[] {H}, ejectAll(ar.local()));
+        }
+    }
+
+    @Test
     void badInputIsRefused() {
         try (AcquireRetire ar = new AcquireRetire(2)) {
             final AcquireRetire.Local l = ar.local();
             assertThrows(IllegalArgumentException.class, () -> l.retire(0));
-            assertThrows(IllegalArgumentException.class, () -> l.retire(H | 1));
+            assertThrows(IllegalArgumentException.class, () -> l.retire(1)); // a kind without an address
             assertThrows(IndexOutOfBoundsException.class, () -> l.release(2));
             assertThrows(IndexOutOfBoundsException.class, () -> l.reserve(-1, H));
         }
