@@ -471,9 +471,10 @@ class CdrcNatarajanMittalTreeTest {
         rc.close();
         final IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.insert(1_000, 1));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
-        assertEquals(RESERVED, t.get(1_000));
+        // checked before any other operation of this thread, whose seek would reset the record
         assertNoSnapshotHeld(rc, field);
         assertEquals(List.of(), t.checkCounts(), "a count taken by the failed insert was not given back");
+        assertEquals(RESERVED, t.get(1_000));
         assertEquals(List.of(), t.checkInvariants());
         rc.store(field, 0);
         s.alloc().free(field);
