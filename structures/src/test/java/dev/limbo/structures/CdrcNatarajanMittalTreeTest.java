@@ -70,17 +70,74 @@ class CdrcNatarajanMittalTreeTest {
         return v == null ? RESERVED : v;
     }
 
-    /** Quiescent, after a flush: structure and count checks pass and the tree holds exactly {@code model}. */
+    /**
+     * The tree seen as a {@link LongMapChecks.Subject}: it has no put (throws), its nodes are its
+     * leaves as {key, value, 0, 0}, its shape the structure checks.
+     */
+    static LongMapChecks.Subject subject(final CdrcNatarajanMittalTree t) {
+        return new LongMapChecks.Subject() {
+            @Override
+            public long putIfAbsent(final long key, final long value) {
+                return t.putIfAbsent(key, value);
+            }
+
+            @Override
+            public long put(final long key, final long value) {
+                throw new UnsupportedOperationException("CdrcNatarajanMittalTree has no put");
+            }
+
+            @Override
+            public long get(final long key) {
+                return t.get(key);
+            }
+
+            @Override
+            public boolean contains(final long key) {
+                return t.contains(key);
+            }
+
+            @Override
+            public long remove(final long key) {
+                return t.remove(key);
+            }
+
+            @Override
+            public long size() {
+                return t.size();
+            }
+
+            @Override
+            public List<long[]> nodes() {
+                final List<long[]> nodes = new ArrayList<>();
+                for (final long k : t.keysInOrder()) {
+                    nodes.add(new long[] {k, t.get(k), 0, 0});
+                }
+                return nodes;
+            }
+
+            @Override
+            public long[] checkShape() {
+                assertEquals(List.of(), t.checkInvariants());
+                return t.keysInOrder();
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
+    }
+
+    /**
+     * Quiescent: structure checks pass, the tree holds exactly {@code model} in key order, and after
+     * a flush every reachable node's count is 1.
+     */
     private static void assertContents(final CdrcNatarajanMittalTree t, final Map<Long, Long> model) {
-        assertEquals(List.of(), t.checkInvariants());
-        t.rc().flush();
-        assertEquals(List.of(), t.checkCounts());
+        LongMapChecks.assertContents(subject(t), model);
         final long[] expected = model.keySet().stream().mapToLong(Long::longValue).sorted().toArray();
         assertArrayEquals(expected, t.keysInOrder());
-        assertEquals(model.size(), t.size());
-        for (final Map.Entry<Long, Long> e : model.entrySet()) {
-            assertEquals(e.getValue(), t.get(e.getKey()), "value of key " + e.getKey());
-        }
+        t.rc().flush();
+        assertEquals(List.of(), t.checkCounts());
     }
 
     // ---------------------------------------------------------------- sequential specification
