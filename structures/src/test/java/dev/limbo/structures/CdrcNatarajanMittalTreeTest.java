@@ -66,6 +66,41 @@ class CdrcNatarajanMittalTreeTest {
         return new Setup(alloc, baseline, rc, t);
     }
 
+    /**
+     * A counted word holding a probe object, and snapshots of it that the test thread holds: with
+     * {@link Cdrc#SNAPSHOT_SLOTS} - {@link CdrcNatarajanMittalTree#SNAPSHOTS} of them held, a tree
+     * operation that holds more than its {@code SNAPSHOTS} evicts one.
+     */
+    private static final class Probe {
+        final Setup s;
+        final long field;
+        final long[] held = new long[Cdrc.SNAPSHOT_SLOTS - CdrcNatarajanMittalTree.SNAPSHOTS];
+        final long evictions;
+
+        Probe(final Setup s) {
+            this.s = s;
+            final Cdrc rc = s.rc();
+            field = s.alloc().allocateZeroed(Long.BYTES);
+            rc.storeMove(field, rc.allocate(rc.register(new RcType("probe", Cdrc.HEADER))));
+            for (int i = 0; i < held.length; i++) {
+                held[i] = rc.snapshot(field);
+            }
+            evictions = rc.evictions();
+        }
+
+        /** Checks that nothing was evicted meanwhile, then releases the snapshots and the probe. */
+        void close() {
+            final Cdrc rc = s.rc();
+            assertEquals(evictions, rc.evictions(),
+                    "a tree operation held more than " + CdrcNatarajanMittalTree.SNAPSHOTS + " snapshots");
+            for (final long p : held) {
+                rc.releaseSnapshot(p);
+            }
+            rc.store(field, 0);
+            s.alloc().free(field);
+        }
+    }
+
     private static long orReserved(final Long v) {
         return v == null ? RESERVED : v;
     }
@@ -207,11 +242,11 @@ class CdrcNatarajanMittalTreeTest {
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
     void ascendingAndDescendingRuns(final boolean snapshots) {
-        // degenerate (list-shaped) trees: deep paths, and seeks that never hold more than SNAPSHOTS
+        // degenerate (list-shaped) trees: deep paths
         final Setup s = setup(snapshots);
         final CdrcNatarajanMittalTree t = s.tree();
         final Map<Long, Long> model = new HashMap<>();
-        final long evictions = s.rc().evictions();
+        final Probe probe = new Probe(s);
         for (long k = 0; k < 500; k++) {
             assertTrue(t.insert(k, k * 3));
             model.put(k, k * 3);
@@ -229,7 +264,7 @@ class CdrcNatarajanMittalTreeTest {
         assertContents(t, model);
         assertEquals(RESERVED, t.remove(0));
         assertEquals(RESERVED, t.get(500));
-        assertEquals(evictions, s.rc().evictions(), "a seek held more than " + Cdrc.SNAPSHOT_SLOTS + " snapshots");
+        probe.close();
         s.closeAndCheckMemory();
     }
 
@@ -284,6 +319,7 @@ class CdrcNatarajanMittalTreeTest {
         final Setup s = setup(snapshots);
         final CdrcNatarajanMittalTree t = s.tree();
         final long block = nodeBlock(s.alloc());
+        final Probe probe = new Probe(s); // seeks through the tagged chain hold SNAPSHOTS nodes
         final TreeMap<Long, Long> model = new TreeMap<>();
         for (long k = 10; k <= 200; k += 10) {
             assertTrue(t.insert(k, k + 1));
@@ -331,6 +367,7 @@ class CdrcNatarajanMittalTreeTest {
         live = liveBytes(s);
         assertEquals(RESERVED, t.remove(80));
         assertEquals(live - 2 * block, liveBytes(s));
+        probe.close();
 
         assertContents(t, model);
         for (long k = 50; k <= 80; k += 10) {
