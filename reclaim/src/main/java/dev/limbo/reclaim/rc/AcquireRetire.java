@@ -245,10 +245,13 @@ public final class AcquireRetire implements AutoCloseable {
             }
         }
 
-        /** Announces {@code handle}, which the caller already keeps alive, in {@code slot}, without validation. */
+        /**
+         * Announces {@code handle} without its mark bits (as {@link #acquire} does), which the caller
+         * already keeps alive, in {@code slot}, without validation.
+         */
         public void reserve(final int slot, final long handle) {
             // (2), (3); the old value is unused, but an exact invocation must take its long
-            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle);
+            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle & ~Guard.MARK_BITS);
         }
 
         /** Ends the acquire held in {@code slot}. */
