@@ -552,6 +552,7 @@ public final class Cdrc implements AutoCloseable {
                 die(c, a);
             }
         } else if (old < 1 || (old & DEAD) != 0) {
+            Words.xadd(a, 1); // (7) undone, so that DEAD - 1 does not read as a live count to a later upgrade
             throw new IllegalStateException("decrement of dead counted object 0x" + Long.toHexString(a) + " (count was " + old + ")");
         }
     }
