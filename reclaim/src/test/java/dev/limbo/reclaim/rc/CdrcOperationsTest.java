@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Every primitive operation of {@link Cdrc} on one thread, with the exact strong count, weak count
  * and delayed-decrement count after each step: load, retain, store and storeMove, cas and casMove
- * (success and failure, reference and snapshot desired, marks), casMark, release, and the bad input
- * each refuses. Each test ends with every object freed (the fixture checks live bytes).
+ * (success and failure, reference and snapshot desired, marks), casMark, release, the death of a
+ * long chain (deferred, no deep stack), and the bad input each refuses. Each test ends with every object freed (the fixture checks live bytes).
  */
 class CdrcOperationsTest {
 
@@ -204,6 +204,30 @@ class CdrcOperationsTest {
             assertEquals(1, rc.count(child), "its child was retired, not decremented");
             assertEquals(1, rc.delayed());
             assertEquals(1, rc.flush());
+            assertEquals(0, f.live());
+        }
+    }
+
+    @Test
+    void theDeathOfALongChainNeitherRecursesNorLeaks() {
+        try (RcFixture f = RcFixture.open()) {
+            final Cdrc rc = f.rc;
+            final long head = f.root();
+            final int n = 100_000;
+            for (int i = 0; i < n; i++) {
+                final long p = f.node();
+                rc.storeMove(p + RcFixture.NEXT, rc.load(head)); // the loaded reference moves into the new node
+                rc.storeMove(head, p);
+            }
+            rc.flush();
+            final long first = rc.load(head);
+            assertEquals(2, rc.count(first));
+            final long second = rc.load(first + RcFixture.NEXT);
+            assertEquals(2, rc.count(second));
+            rc.release(second);
+            rc.release(first);
+            rc.store(head, 0);
+            assertEquals(n, rc.flush(), "each death retires the next node: n decrements, no recursion");
             assertEquals(0, f.live());
         }
     }
