@@ -94,7 +94,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared and
  * its Local's delayed retires (rlist and flist) go to a shared queue of orphans, which the next scan
  * of any Local appends to its own rlist (digest §7.3); so a departed thread's decrements are applied
- * even if nobody claims its id again. adoptAll() does the same for every other Local at shutdown.
+ * even if nobody claims its id again. adoptAll() does the same for every other Local at shutdown;
+ * the two may meet on a dead thread's Local, so orphaning is synchronized (cold path).
  * }</pre>
  */
 public final class AcquireRetire implements AutoCloseable {
@@ -279,8 +280,13 @@ public final class AcquireRetire implements AutoCloseable {
             rlist[rsize++] = handle;
         }
 
-        /** Hands every delayed retire of this Local to the orphans, for another thread's next scan. */
-        private void orphan() {
+        /**
+         * Hands every delayed retire of this Local to the orphans, for another thread's next scan.
+         * Synchronized: adoptAll (at shutdown) and the release hook of a dead thread's id (on the
+         * Cleaner's or a reaper's thread) may orphan the same Local at once, and each retire must
+         * be handed over once.
+         */
+        private synchronized void orphan() {
             if (rsize + fsize == 0) {
                 return;
             }
