@@ -4,15 +4,18 @@ import static dev.limbo.core.testing.Misuse.rejects;
 import static dev.limbo.reclaim.rc.RcFixture.POISON;
 import static dev.limbo.reclaim.rc.RcFixture.TAG;
 import static dev.limbo.reclaim.rc.RcFixture.leafTag;
+import static dev.limbo.reclaim.rc.RcFixture.onAnotherThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.limbo.allocator.LimboAllocator;
 import dev.limbo.core.Words;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Every primitive operation of {@link Cdrc} on one thread, with the exact strong count, weak count
@@ -144,6 +147,67 @@ class CdrcOperationsTest {
             assertEquals(1, rc.flush());
             assertEquals(0, f.live());
         }
+    }
+
+    /*
+     * Why cas reserves desired even when a snapshot of the caller holds it (the artifact skips the
+     * reservation then): cas(target, 0, d), d snapshotted from source, stopped between its CAS and
+     * its increment while another thread overwrites target and source and flushes. The two tests
+     * replay that interleaving step by step with the same primitives cas uses: with the reservation
+     * d survives; with the snapshot alone, one announcement holds back only one of the two retires
+     * and d dies under the open snapshot, so the pending increment would hit a dead object.
+     */
+
+    @Test
+    @Timeout(30)
+    void theCasReservationKeepsASnapshottedDesiredAliveBeforeItsIncrement() throws Exception {
+        try (RcFixture f = RcFixture.open()) {
+            final Cdrc rc = f.rc;
+            final long source = f.root();
+            final long target = f.root();
+            final long d = f.leaf();
+            rc.storeMove(source, d);
+            final long s = rc.snapshot(source);
+            rc.acquireRetire().local().reserve(0, d); // cas: the reservation (slot 0)
+            assertTrue(Words.cas(target, 0, d)); // cas: the CAS; the increment is still to come
+            onAnotherThread(() -> {
+                rc.store(target, 0);
+                rc.store(source, 0);
+                assertEquals(0, rc.flush(), "two announcements hold back both retires of d");
+            });
+            assertEquals(1, rc.count(d));
+            assertEquals(TAG, leafTag(d));
+            rc.retain(d); // cas: the increment
+            rc.acquireRetire().local().release(0); // cas: the end of the reservation
+            rc.releaseSnapshot(s);
+            assertEquals(2, rc.flush(), "the orphaned retires are applied");
+            assertEquals(POISON, leafTag(d));
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aSnapshotAloneDoesNotProtectACasDesiredBeforeItsIncrement() throws Exception {
+        final LimboAllocator allocator = LimboAllocator.builder().debug(true).build();
+        final long source = allocator.allocateZeroed(Long.BYTES);
+        final long target = allocator.allocateZeroed(Long.BYTES);
+        // left unclosed on purpose: an orphaned retire of the dead d stays in it, and no scan may apply it
+        final Cdrc rc = new Cdrc(allocator);
+        final long d = rc.allocate(rc.register(RcFixture.LEAF));
+        final long w = rc.weakOf(d); // keeps the block, so that the death shows as a count of 0
+        rc.storeMove(source, d);
+        final long s = rc.snapshot(source);
+        assertTrue(Words.cas(target, 0, d)); // the artifact's cas: no reservation, the CAS, no increment yet
+        onAnotherThread(() -> {
+            rc.store(target, 0);
+            rc.store(source, 0);
+            assertEquals(1, rc.flush(), "one announcement holds back one of the two retires of d");
+        });
+        assertEquals(0, rc.count(d), "d died under an open snapshot");
+        rejects(IllegalStateException.class, () -> rc.retain(d), "increment of dead");
+        rc.releaseSnapshot(s);
+        rc.releaseWeak(w);
+        allocator.close();
     }
 
     @Test
