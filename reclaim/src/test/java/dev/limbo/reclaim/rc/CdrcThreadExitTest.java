@@ -6,6 +6,7 @@ import static dev.limbo.reclaim.rc.RcFixture.leafTag;
 import static dev.limbo.reclaim.rc.RcFixture.onAnotherThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.limbo.core.Participants;
 
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Threads that leave: a thread that gives its participant id back with delayed decrements leaves
  * them as orphans, which another thread's flush adopts and applies; a departed thread's open
- * snapshot no longer holds anything back; and {@link Cdrc#close()} applies the delayed decrements
+ * snapshot no longer holds anything back, nor occupies a slot of the next holder of its id; and
+ * {@link Cdrc#close()} applies the delayed decrements
  * of every thread, including one still alive but idle.
  */
 class CdrcThreadExitTest {
@@ -67,6 +69,39 @@ class CdrcThreadExitTest {
             rc.store(field, 0);
             assertEquals(1, rc.flush(), "the departed thread's announcement was cleared");
             assertEquals(POISON, leafTag(x));
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void aThreadThatGetsADepartedThreadsIdStartsWithEmptySnapshotSlots() throws Exception {
+        try (RcFixture f = RcFixture.open()) {
+            final Cdrc rc = f.rc;
+            final long field = f.root();
+            final long x = f.leaf();
+            rc.storeMove(field, x);
+            final int[] ids = new int[2];
+            onAnotherThread(() -> {
+                ids[0] = Participants.current();
+                for (int i = 0; i < 3; i++) {
+                    rc.snapshot(field); // never released
+                }
+            });
+            onAnotherThread(() -> {
+                ids[1] = Participants.current();
+                final long[] s = new long[Cdrc.SNAPSHOT_SLOTS];
+                for (int i = 0; i < s.length; i++) {
+                    s[i] = rc.snapshot(field);
+                }
+                assertEquals(0, rc.evictions(), "seven free slots: nothing of the departed thread's is left");
+                assertEquals(1, rc.count(x));
+                for (final long p : s) {
+                    rc.releaseSnapshot(p);
+                }
+            });
+            assumeTrue(ids[0] == ids[1], "the second thread got another id: the reuse was not exercised");
+            assertEquals(1, rc.count(x));
+            rc.store(field, 0);
         }
     }
 
