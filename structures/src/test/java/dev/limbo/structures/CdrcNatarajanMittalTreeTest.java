@@ -617,10 +617,18 @@ class CdrcNatarajanMittalTreeTest {
     }
 
     @Test
-    void nullDomainIsRejected() {
+    void nullOrClosedDomainIsRejected() {
         final NullPointerException e = assertThrows(NullPointerException.class,
                 () -> new CdrcNatarajanMittalTree(null, true));
         assertTrue(e.getMessage().contains("rc"), e.getMessage());
+        final Setup s = setup(true);
+        s.tree().close();
+        s.rc().close();
+        final IllegalStateException closed = assertThrows(IllegalStateException.class,
+                () -> new CdrcNatarajanMittalTree(s.rc(), true));
+        assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+        s.alloc().trim();
+        assertEquals(s.baseline(), s.alloc().stats().bytesInUse(), "a refused tree left nodes behind");
     }
 
     /** Two trees of both modes on one domain (the node type registered once) stay apart. */
