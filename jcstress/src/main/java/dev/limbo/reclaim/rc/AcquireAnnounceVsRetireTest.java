@@ -111,7 +111,7 @@ public final class AcquireAnnounceVsRetireTest {
 
     /** As {@link AcquireRetire} does it: announce and fence as one getAndSet, then re-validate. */
     @JCStressTest
-    @Description("acquire: la(cell); xchg(slot, p); la(cell) == p? || xchg(cell, null); retire(X); ejectNow "
+    @Description("acquire: la(cell); xchg(slot, p); lv(cell) == p? || xchg(cell, null); retire(X); ejectNow "
             + "(fullFence; la(slots)): a validated acquisition is never ejected")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan saw X announced before the acquire re-validated "
             + "and replaced it with null")
@@ -139,7 +139,7 @@ public final class AcquireAnnounceVsRetireTest {
      * shows (1, 1).
      */
     @JCStressTest
-    @Description("BROKEN (x86 can show it: store buffering): acquire: la(cell); sr(slot, p); la(cell) == p? "
+    @Description("BROKEN (x86 can show it: store buffering): acquire: la(cell); sr(slot, p); lv(cell) == p? "
             + "|| xchg(cell, null); retire(X); ejectNow: no fence after the announcement, the scan may miss it")
     @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the scan saw X announced before the acquire re-validated "
             + "and replaced it with null")
@@ -186,7 +186,7 @@ public final class AcquireAnnounceVsRetireTest {
             long p = Words.la(src); // (1)
             while (true) {
                 SLOTS.setRelease(TABLE, i, p & ~Guard.MARK_BITS); // (2), and no (3)
-                final long q = Words.la(src); // (1)
+                final long q = Words.lv(src); // (1'): volatile, as the real one; a release store does not order it
                 if (q == p) {
                     return p;
                 }
