@@ -47,7 +47,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  * otherwise as {@link AcquireRetire}'s, writing the same announcement word, reached by a private
  * lookup: the shaded jar is in the unnamed module). x86's store buffer lets the re-validation pass
  * the announcement while the unlink, the retire and the scan run on the other core: x86 shows (1,
- * 1), in the C2 configurations only, and rarely (0 to 24 per quick run on 2 x86 cores, in 5 of 6
+ * 1), in the C2 configurations only, and rarely (0 to 24 per quick run on 2 x86 cores, in 6 of 7
  * runs; likely because the unlink, the retire and the scan's prologue usually outlast the
  * announcement's stay in the store buffer), so CI only reports it.
  */
