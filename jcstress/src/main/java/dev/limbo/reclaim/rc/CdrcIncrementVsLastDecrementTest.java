@@ -41,7 +41,8 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
  *
  * <p>The broken variant {@link BrokenPlainLoad} increments a plainly loaded pointer, with no
  * acquire: the flush may apply X's last decrement between its read and its increment, which then
- * revives a dead count (an interleaving, which any hardware shows, x86 included).
+ * revives a dead count (an interleaving, which any hardware shows, x86 included). It stalls
+ * ({@link RcStates#stall()}) between the read and the increment, so that every run shows it.
  */
 public final class CdrcIncrementVsLastDecrementTest {
 
@@ -142,6 +143,7 @@ public final class CdrcIncrementVsLastDecrementTest {
                 r.r1 = 0;
                 return;
             }
+            RcStates.stall();
             try {
                 RC.retain(p);
             } catch (final IllegalStateException deadIncrement) {

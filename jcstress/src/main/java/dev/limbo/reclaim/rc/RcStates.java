@@ -40,7 +40,21 @@ final class RcStates {
     /** Final verdict: any other count, or a weak count that contradicts it. */
     static final int BAD = 9;
 
+    /** Spin waits in {@link #stall()}. */
+    private static final int STALL_SPINS = 32;
+
     private RcStates() {
+    }
+
+    /**
+     * A broken variant's stall inside its race window (about a microsecond of spin waits), so that
+     * the other actor's store and flush (a scan: a fence, every announcement, a sort) fit in it
+     * often enough for every run to show the bug. The correct variants have no window to widen.
+     */
+    static void stall() {
+        for (int i = 0; i < STALL_SPINS; i++) {
+            Thread.onSpinWait();
+        }
     }
 
     /** A new leaf holding {@code stamp}, with count 1 owned by the caller. */

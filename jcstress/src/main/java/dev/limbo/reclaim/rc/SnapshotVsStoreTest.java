@@ -138,7 +138,8 @@ public final class SnapshotVsStoreTest {
      * the reader's real snapshots leave free: they take the lowest free one and it holds at most
      * two) without re-reading the cell. If the store and the flush ran between the read and the
      * announcement, nothing held N's retire back: N died (and its retire of Y may have killed Y),
-     * and the reader snapshots through a dead N.
+     * and the reader snapshots through a dead N. It stalls ({@link RcStates#stall()}) between the
+     * read and the announcement, so that every run shows it.
      */
     @JCStressTest
     @Description("BROKEN (x86 can show it: an interleaving): la(cell); announce N, no re-validation; "
@@ -162,6 +163,7 @@ public final class SnapshotVsStoreTest {
                 r.r1 = 0;
                 return;
             }
+            RcStates.stall();
             l.reserve(Cdrc.SNAPSHOT_SLOTS, node); // announced and fenced, but never re-validated
             final long leaf = RC.snapshot(node + NEXT);
             final int seen = nodeSeen(node);
