@@ -1,6 +1,7 @@
 package dev.limbo.structures;
 
 import dev.limbo.reclaim.ReclaimDomain;
+import dev.limbo.reclaim.rc.Cdrc;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 
 import java.util.Queue;
@@ -20,8 +21,19 @@ final class LincheckStress {
      * structure broken enough to fail the check may also fail to close (a node freed twice): that
      * error is then suppressed into Lincheck's report instead of replacing it.
      */
-    static void check(final Class<?> test, final Class<?> spec, final Queue<? extends OffHeapStructure> created,
+    static void check(final Class<?> test, final Class<?> spec, final Queue<? extends StructureLifecycle> created,
                       final ReclaimDomain domain) {
+        check(test, spec, created, (Runnable) domain::close);
+    }
+
+    /** As above, for CDRC structures: closes them, then their {@link Cdrc} domain. */
+    static void check(final Class<?> test, final Class<?> spec, final Queue<? extends StructureLifecycle> created,
+                      final Cdrc domain) {
+        check(test, spec, created, (Runnable) domain::close);
+    }
+
+    private static void check(final Class<?> test, final Class<?> spec, final Queue<? extends StructureLifecycle> created,
+                              final Runnable closeDomain) {
         try {
             new StressOptions()
                     .iterations(30)
@@ -34,19 +46,19 @@ final class LincheckStress {
                     .check(test);
         } catch (final Throwable failure) {
             try {
-                close(created, domain);
+                close(created, closeDomain);
             } catch (final RuntimeException | Error e) {
                 failure.addSuppressed(e);
             }
             throw failure;
         }
-        close(created, domain);
+        close(created, closeDomain);
     }
 
-    private static void close(final Queue<? extends OffHeapStructure> created, final ReclaimDomain domain) {
-        for (OffHeapStructure s; (s = created.poll()) != null; ) {
+    private static void close(final Queue<? extends StructureLifecycle> created, final Runnable closeDomain) {
+        for (StructureLifecycle s; (s = created.poll()) != null; ) {
             s.close();
         }
-        domain.close();
+        closeDomain.run();
     }
 }
