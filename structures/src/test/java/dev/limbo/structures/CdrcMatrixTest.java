@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import static dev.limbo.structures.StructureLifecycle.RESERVED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -51,6 +52,43 @@ class CdrcMatrixTest {
     void virtualThreads(final CdrcKind kind, final boolean snapshots) throws Exception {
         final CdrcFixture f = new CdrcFixture(kind, snapshots);
         check(f.rc, f.structure, kind, 16, true, 7);
+        f.closeAndCheckMemory();
+    }
+
+    /**
+     * close() while workers operate: once every worker has done some operations, the main thread
+     * closes the structure; each worker then gets the closed-structure exception (and nothing
+     * else) from its next operation and stops. Every node is freed once the domain closes too.
+     */
+    @ParameterizedTest(name = "{0}, snapshots {1}")
+    @MethodSource("dev.limbo.structures.CdrcKind#withBothModes")
+    @Timeout(60)
+    void closeWhileWorkersOperate(final CdrcKind kind, final boolean snapshots) throws Exception {
+        final CdrcFixture f = new CdrcFixture(kind, snapshots);
+        final int workers = 3;
+        final AtomicLongArray done = new AtomicLongArray(workers);
+        final Workers<IllegalStateException> running = Workers.start(workers, false, id -> {
+            final Workload w = kind.keyed()
+                    ? new Workload.Keyed(f.keyed(), true, id, workers, KEYS, 3)
+                    : new Workload.Linear(f.linear(), false, id, workers, 3);
+            while (true) {
+                try {
+                    w.step();
+                } catch (final IllegalStateException closed) {
+                    return closed;
+                }
+                done.incrementAndGet(id);
+            }
+        });
+        for (int id = 0; id < workers; id++) {
+            while (done.get(id) < 500) {
+                Thread.onSpinWait();
+            }
+        }
+        f.structure.close();
+        for (final IllegalStateException e : running.join()) {
+            assertEquals(kind.type.getSimpleName() + " is closed", e.getMessage());
+        }
         f.closeAndCheckMemory();
     }
 
