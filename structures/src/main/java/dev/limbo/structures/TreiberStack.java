@@ -33,7 +33,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *      already). Step: next = protect(s, cur.next) (6), alternating slots 0 and 1; if cur is the
  *      claimed top, re-read top (4): changed -> restart from top; else next marked -> restart
  *      (cur was claimed: its successor may be popped). Confirm the answer with a poll.
- *  isEmpty(): w = protect(0, top) (2): 0, or marked with w.next (3) unmarked 0.
+ *  isEmpty(): w = top (4); unmarked: w == 0. Marked (a pop in progress): w = protect(0, top) (2):
+ *      0, or marked with w.next (3) unmarked 0.
  *
  * Invariants: top points to a chain of nodes linked through next (marks ignored), ending in 0; a
  * node's value never changes, and its next only from unmarked to marked, by a claim. top is marked
@@ -47,8 +48,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * Linearization points: push - its successful CAS (1). pop - its successful claim (1), or the
  * protect (2) that read 0. contains - its last (successful pass's) read of top (2): the chain from
  * there is immutable but for marks, so it reads exactly the content at that moment. isEmpty - its
- * protect (2) (an abstract content that is empty: 0, or a marked top whose node's next is 0; that
- * next was read after, but it never changes from 0).
+ * load (4) if unmarked, else its protect (2) (an abstract content that is empty: 0, or a marked
+ * top whose node's next is 0; that next was read after, but it never changes from 0).
  *
  * Progress: lock-free; a CAS fails only if another operation's CAS succeeded; a marked top is
  * unlinked by whoever meets it (help), so a claimer that stalls blocks nobody. contains restarts
@@ -62,7 +63,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *      node read is initialized and safe: it was linked at the re-load.
  *  (3) plain loads of a protected node's value and next: immutable but for the mark, which a
  *      claimed node's reader tolerates (it only reads the address).
- *  (4) acquire load of top (push's expected word; contains' validation of a claimed top).
+ *  (4) acquire load of top (push's expected word; isEmpty's first read; contains' validation of
+ *      a claimed top).
  *  (5) release store of next | MARK into a claimed node's next (Guard.store), by the claimer
  *      and by helpers: all write the same word, which holds next or next | MARK only, so no write
  *      is lost. After the claim (1); before the unlink (1), whose volatile CAS orders it first, so
@@ -246,6 +248,10 @@ public final class TreiberStack extends OffHeapStructure {
     public boolean isEmpty() {
         final int op = enter();
         try (Guard g = domain.pin()) {
+            final long unprotected = Words.la(top); // (4)
+            if ((unprotected & MARK) == 0) {
+                return unprotected == 0; // no pop in progress: the word alone answers
+            }
             while (true) {
                 try {
                     final long w = g.protect(0, top); // (2)
