@@ -87,12 +87,13 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * in-flight count).
  *
  * Neutralization (Guard, "Neutralization"): pop's and help's protect and their read of next are
- * the read phase; they reserve the node and call beginWrite before the CASes (1) and the store (5), so that
- * next came from a node that was safe (a restart starts over), and pop reads the value in the
- * write phase. push's fast path reads no node, so it has no read phase. contains and isEmpty are
- * read phases, confirmed by a poll. Links go through the guard (initLink, store on retry, cas);
- * the top that push links its node to is not protected (push never dereferences it), so a
- * counting scheme must count a target it did not protect (LFRC's type-stable records allow it).
+ * the read phase; they reserve the node and call beginWrite before the CASes (1) and the store
+ * (5), so that next came from a node that was safe (a restart starts over), and pop reads the
+ * value in the write phase. push's fast path reads no node, so it has no read phase, nor has
+ * isEmpty's. contains and isEmpty's slow path are read phases, confirmed by a poll. Links go
+ * through the guard (initLink, store on retry, cas); the top that push links its node to is not
+ * protected (push never dereferences it), so a counting scheme must count a target it did not
+ * protect (LFRC's type-stable records allow it).
  * }</pre>
  */
 public final class TreiberStack extends OffHeapStructure {
