@@ -17,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 enum CdrcKind {
     STACK(CdrcTreiberStack.class, CdrcTreiberStack.SNAPSHOTS, CdrcTreiberStack::new),
     LIST(CdrcHarrisMichaelList.class, CdrcHarrisMichaelList.SNAPSHOTS, CdrcHarrisMichaelList::new),
-    HASH_MAP(CdrcMichaelHashMap.class, CdrcMichaelHashMap.SNAPSHOTS, (rc, snapshots) -> new CdrcMichaelHashMap(rc, 16, snapshots));
+    HASH_MAP(CdrcMichaelHashMap.class, CdrcMichaelHashMap.SNAPSHOTS, (rc, snapshots) -> new CdrcMichaelHashMap(rc, 16, snapshots)),
+    TREE(CdrcNatarajanMittalTree.class, CdrcNatarajanMittalTree.SNAPSHOTS, CdrcNatarajanMittalTree::new);
 
     /** Builds a structure of a kind over a domain, in a mode. */
     interface Factory {
@@ -49,11 +50,17 @@ enum CdrcKind {
         return this != STACK;
     }
 
+    /** Whether the keyed structure has {@code put} (replacing a value): the tree has not. */
+    boolean replaces() {
+        return this == LIST || this == HASH_MAP;
+    }
+
     /** The keyed view of {@code s}, a structure of this kind. */
     LongMapChecks.Subject keyed(final StructureLifecycle s) {
         return switch (s) {
             case CdrcHarrisMichaelList l -> list(l);
             case CdrcMichaelHashMap m -> map(m);
+            case CdrcNatarajanMittalTree t -> CdrcNatarajanMittalTreeTest.subject(t);
             default -> throw new IllegalArgumentException(this + " is not keyed");
         };
     }

@@ -69,7 +69,7 @@ class CdrcMatrixTest {
         final AtomicLongArray done = new AtomicLongArray(workers);
         final Workers<IllegalStateException> running = Workers.start(workers, false, id -> {
             final Workload w = kind.keyed()
-                    ? new Workload.Keyed(f.keyed(), true, id, workers, KEYS, 3)
+                    ? new Workload.Keyed(f.keyed(), kind.replaces(), id, workers, KEYS, 3)
                     : new Workload.Linear(f.linear(), false, id, workers, 3);
             while (true) {
                 try {
@@ -145,7 +145,7 @@ class CdrcMatrixTest {
         if (kind.keyed()) {
             final LongMapChecks.Subject map = kind.keyed(s);
             final List<Workload.Keyed> done = Workers.run(workers, virtual, id -> {
-                final Workload.Keyed w = new Workload.Keyed(map, true, id, workers, keys, seed);
+                final Workload.Keyed w = new Workload.Keyed(map, kind.replaces(), id, workers, keys, seed);
                 try (CdrcFixture.Held spare = CdrcFixture.holdSpareSnapshots(rc, kind)) {
                     while (w.steps < ops) {
                         w.step();

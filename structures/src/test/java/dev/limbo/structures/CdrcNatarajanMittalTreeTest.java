@@ -118,7 +118,7 @@ class CdrcNatarajanMittalTreeTest {
 
             @Override
             public long put(final long key, final long value) {
-                throw new UnsupportedOperationException("CdrcNatarajanMittalTree has no put");
+                throw new AssertionError("CdrcNatarajanMittalTree has no put: a workload over it must not replace values");
             }
 
             @Override
