@@ -64,7 +64,7 @@ public class CdrcNatarajanMittalTreeLincheckTest {
 
     @Test
     void linearizable() {
-        LincheckStress.check(getClass(), NatarajanMittalTreeLincheckTest.Spec.class, CREATED, RC::close);
+        LincheckStress.check(getClass(), NatarajanMittalTreeLincheckTest.Spec.class, CREATED, RC);
         ALLOC.trim();
         assertEquals(BASELINE, ALLOC.stats().bytesInUse(), "bytes in use after closing every tree and the domain");
     }
