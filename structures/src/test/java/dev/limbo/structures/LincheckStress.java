@@ -22,6 +22,15 @@ final class LincheckStress {
      */
     static void check(final Class<?> test, final Class<?> spec, final Queue<? extends OffHeapStructure> created,
                       final ReclaimDomain domain) {
+        check(test, spec, created, (Runnable) domain::close);
+    }
+
+    /**
+     * As above, for structures without a {@link ReclaimDomain} (CDRC): {@code closeDomain} closes
+     * what they live in, after every structure in {@code created} was closed.
+     */
+    static void check(final Class<?> test, final Class<?> spec, final Queue<? extends StructureLifecycle> created,
+                      final Runnable closeDomain) {
         try {
             new StressOptions()
                     .iterations(30)
@@ -34,19 +43,19 @@ final class LincheckStress {
                     .check(test);
         } catch (final Throwable failure) {
             try {
-                close(created, domain);
+                close(created, closeDomain);
             } catch (final RuntimeException | Error e) {
                 failure.addSuppressed(e);
             }
             throw failure;
         }
-        close(created, domain);
+        close(created, closeDomain);
     }
 
-    private static void close(final Queue<? extends OffHeapStructure> created, final ReclaimDomain domain) {
-        for (OffHeapStructure s; (s = created.poll()) != null; ) {
+    private static void close(final Queue<? extends StructureLifecycle> created, final Runnable closeDomain) {
+        for (StructureLifecycle s; (s = created.poll()) != null; ) {
             s.close();
         }
-        domain.close();
+        closeDomain.run();
     }
 }
