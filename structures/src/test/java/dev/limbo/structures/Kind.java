@@ -12,7 +12,7 @@ import java.util.stream.Stream;
 
 /** The structures, for tests that run over all of them: how to build each, and views of their operations. */
 enum Kind {
-    STACK(TreiberStack.class, LinkedNodeLayout.SIZE, 1, TreiberStack::new),
+    STACK(TreiberStack.class, LinkedNodeLayout.SIZE, TreiberStack.SLOTS, TreiberStack::new),
     QUEUE(MichaelScottQueue.class, LinkedNodeLayout.SIZE, 2, MichaelScottQueue::new),
     LIST(HarrisMichaelList.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, HarrisMichaelList::new),
     HASH_MAP(MichaelHashMap.class, ListNodeLayout.SIZE, HarrisMichaelList.SLOTS, d -> new MichaelHashMap(d, 16)),

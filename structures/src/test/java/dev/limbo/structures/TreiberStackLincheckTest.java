@@ -45,6 +45,11 @@ public class TreiberStackLincheckTest {
         return stack.isEmpty();
     }
 
+    @Operation
+    public boolean contains(@Param(name = "value") final long value) {
+        return stack.contains(value);
+    }
+
     /** The sequential specification: an ArrayDeque with the same operations. */
     public static final class Spec {
         private final ArrayDeque<Long> stack = new ArrayDeque<>();
@@ -59,6 +64,10 @@ public class TreiberStackLincheckTest {
 
         public boolean isEmpty() {
             return stack.isEmpty();
+        }
+
+        public boolean contains(final long value) {
+            return stack.contains(value);
         }
     }
 
