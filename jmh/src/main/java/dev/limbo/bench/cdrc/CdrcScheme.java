@@ -52,12 +52,23 @@ public class CdrcScheme {
 
     @Setup(Level.Trial)
     public void create(final BenchmarkParams params) {
+        create(params.getThreads());
+    }
+
+    /** Creates the allocator and, for CDRC, the domain, for {@code threads} benchmark threads. */
+    void create(final int threads) {
+        if (!counted()) {
+            try {
+                Scheme.of(scheme);
+            } catch (final IllegalArgumentException e) {
+                throw new IllegalArgumentException("scheme '" + scheme + "' is neither " + CDRC + " nor " + CDRC_RC
+                        + " nor a reclamation scheme", e);
+            }
+        }
         allocator = LimboAllocator.create();
-        added = new long[params.getThreads() * STRIDE];
+        added = new long[threads * STRIDE];
         if (counted()) {
             rc = new Cdrc(allocator);
-        } else {
-            Scheme.of(scheme); // a clear error for an unknown id
         }
     }
 
