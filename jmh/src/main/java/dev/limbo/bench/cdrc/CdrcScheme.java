@@ -43,7 +43,10 @@ public class CdrcScheme {
     Cdrc rc;
     /** The manual scheme's domain, or null for CDRC. */
     ReclaimDomain domain;
-    /** Net elements each benchmark thread added since the baseline, at {@code thread x STRIDE}. */
+    /**
+     * Net elements each benchmark thread added since the baseline, at {@link #slot}: a stride
+     * apart, and one stride past the array's header (its length, which every thread reads).
+     */
     private long[] added;
     private long baselineBytes;
     private long baselineElements;
@@ -66,7 +69,7 @@ public class CdrcScheme {
             }
         }
         allocator = LimboAllocator.create();
-        added = new long[threads * STRIDE];
+        added = new long[(threads + 2) * STRIDE];
         if (counted()) {
             rc = new Cdrc(allocator);
         }
@@ -109,7 +112,7 @@ public class CdrcScheme {
 
     /** The slot of benchmark thread {@code thread} in the element counters. */
     static int slot(final int thread) {
-        return thread * STRIDE;
+        return (thread + 1) * STRIDE;
     }
 
     /** Records that the thread with counter {@code slot} changed the structure's size by {@code delta}. */
@@ -129,7 +132,7 @@ public class CdrcScheme {
             return 0;
         }
         long elements = baselineElements;
-        for (int i = 0; i < added.length; i += STRIDE) {
+        for (int i = STRIDE; i < added.length; i += STRIDE) {
             elements += added[i];
         }
         final long nodes = (allocator.stats().bytesInUse() - baselineBytes) / nodeClassBytes;
