@@ -1,7 +1,11 @@
 package dev.limbo.bench.suite;
 
+import dev.limbo.bench.cdrc.CdrcHashMap;
+import dev.limbo.bench.cdrc.CdrcList;
 import dev.limbo.bench.cdrc.CdrcLoadStore;
 import dev.limbo.bench.cdrc.CdrcScheme;
+import dev.limbo.bench.cdrc.CdrcStack;
+import dev.limbo.bench.cdrc.CdrcTree;
 import dev.limbo.reclaim.Scheme;
 import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.annotations.Param;
@@ -60,6 +64,25 @@ class CdrcPlanTest {
         assertEquals(List.of("10", "10000000"), declared(CdrcLoadStore.Cells.class, "size"));
         assertEquals(List.of("10", "50"), declared(CdrcLoadStore.Cells.class, "storePercent"));
         assertTrue(Planner.CDRC_SCHEMES.containsAll(declared(CdrcLoadStore.Cells.class, "scheme")));
+        assertEquals(List.of("1", "10", "50"), declared(CdrcStack.Stacks.class, "updatePercent"));
+        assertEquals(List.of("10"), declared(CdrcList.Set.class, "updatePercent"));
+        assertEquals(List.of("10"), declared(CdrcHashMap.Map.class, "updatePercent"));
+        assertEquals(List.of("100000"), declared(CdrcTree.Tree.class, "keys"), "10^7 through the full suite or -p");
+        assertEquals(List.of("1", "10", "50"), declared(CdrcTree.Tree.class, "updatePercent"));
+    }
+
+    /** The summary divides by cdrc's throughput and the report tables the space overhead. */
+    @Test
+    void summaryComparesWithCdrc() {
+        final String bench = "dev.limbo.bench.cdrc.CdrcTree.operation";
+        final List<Summary.Group> groups = Summary.groups(List.of(
+                new Measurement(Family.CDRC, bench, Map.of("scheme", "ebr", "keys", "100000", "updatePercent", "10"), 2,
+                        4.0, 0.1, "ops/us", 10, Map.of("unreclaimedNodes", 3000.0)),
+                new Measurement(Family.CDRC, bench, Map.of("scheme", "cdrc", "keys", "100000", "updatePercent", "10"), 2,
+                        3.0, 0.1, "ops/us", 10, Map.of("unreclaimedNodes", 60.0))));
+        assertEquals(1, groups.size());
+        assertEquals("cdrc", groups.get(0).baseline());
+        assertTrue(groups.get(0).hasSecondary("unreclaimedNodes"));
     }
 
     @Test
