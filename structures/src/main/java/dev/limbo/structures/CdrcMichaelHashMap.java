@@ -44,6 +44,9 @@ import java.util.Objects;
  */
 public final class CdrcMichaelHashMap extends StructureLifecycle {
 
+    /** The most protections (snapshots, or counted loads) one operation holds at once: a list's. */
+    public static final int SNAPSHOTS = CdrcHarrisMichaelList.SNAPSHOTS;
+
     private final CdrcHarrisMichaelList.Ops ops;
     private final long root;
     private final int mask;
@@ -77,9 +80,6 @@ public final class CdrcMichaelHashMap extends StructureLifecycle {
         }
         return new RcType("CdrcMichaelHashMap.buckets[" + buckets + "]", Cdrc.HEADER + (long) buckets * Long.BYTES, heads);
     }
-
-    /** The most protections (snapshots, or counted loads) one operation holds at once: a list's. */
-    public static final int SNAPSHOTS = CdrcHarrisMichaelList.SNAPSHOTS;
 
     /** The number of buckets. */
     public int buckets() {

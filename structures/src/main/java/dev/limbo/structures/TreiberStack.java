@@ -21,19 +21,19 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * scheme. The claim is Harris's logical deletion (DISC 2001) applied to the top: bit 0 (MARK) of
  * the top word says "the top node is being popped", bit 0 of a node's next says "this node was
  * claimed".
- *  push(v): node = {v, next}; w = top (2), helping first while it is marked; next = w; CAS(top, w,
+ *  push(v): node = {v, next}; w = top (4), helping first while it is marked; next = w; CAS(top, w,
  *      node) (1); retry with a fresh w.
- *  pop(): w = protect(0, top) (3); 0: empty; marked: help, retry. next = w.next (4);
+ *  pop(): w = protect(0, top) (2); 0: empty; marked: help, retry. next = w.next (3);
  *      claim: CAS(top, w, w | MARK) (1); mark: CAS(w.next, next, next | MARK) (5); unlink:
- *      CAS(top, w | MARK, next) (1), which fails only if a helper did it; read the value (4) and
+ *      CAS(top, w | MARK, next) (1), which fails only if a helper did it; read the value (3) and
  *      retire w. A failed claim retries.
- *  help (a push or pop that reads a marked top w | MARK): protect(0, top) (3) validates it; mark
+ *  help (a push or pop that reads a marked top w | MARK): protect(0, top) (2) validates it; mark
  *      w.next as the claimer would (5), then unlink (1). Helpers never retire.
- *  contains(v): w = protect(0, top) (3); cur = w unmarked, its value skipped if w is marked (popped
+ *  contains(v): w = protect(0, top) (2); cur = w unmarked, its value skipped if w is marked (popped
  *      already). Step: next = protect(s, cur.next) (6), alternating slots 0 and 1; if cur is the
- *      claimed top, re-read top (2): changed -> restart from top; else next marked -> restart
+ *      claimed top, re-read top (4): changed -> restart from top; else next marked -> restart
  *      (cur was claimed: its successor may be popped). Confirm the answer with a poll.
- *  isEmpty(): w = protect(0, top) (3): 0, or marked with w.next (4) unmarked 0.
+ *  isEmpty(): w = protect(0, top) (2): 0, or marked with w.next (3) unmarked 0.
  *
  * Invariants: top points to a chain of nodes linked through next (marks ignored), ending in 0; a
  * node's value never changes, and its next only from unmarked to marked, by a claim. top is marked
@@ -45,9 +45,9 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * The stack's abstract content is the chain from top, without the top node if top is marked.
  *
  * Linearization points: push - its successful CAS (1). pop - its successful claim (1), or the
- * protect (3) that read 0. contains - its last (successful pass's) read of top (3): the chain from
+ * protect (2) that read 0. contains - its last (successful pass's) read of top (2): the chain from
  * there is immutable but for marks, so it reads exactly the content at that moment. isEmpty - its
- * protect (3) (an abstract content that is empty: 0, or a marked top whose node's next is 0; that
+ * protect (2) (an abstract content that is empty: 0, or a marked top whose node's next is 0; that
  * next was read after, but it never changes from 0).
  *
  * Progress: lock-free; a CAS fails only if another operation's CAS succeeded; a marked top is
@@ -56,25 +56,25 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *
  * Memory ordering:
  *  (1) volatile CAS of top: a pushed node's plain initialization (value, next) happens-before any
- *      thread that reads the node through (3); the claim and the unlink order the mark (5) before
+ *      thread that reads the node through (2); the claim and the unlink order the mark (5) before
  *      the node leaves the stack.
- *  (2) acquire load of top (push's expected word; contains' validation of a claimed top).
- *  (3) protect(0, top): an acquire load (epoch schemes) or publish + fence + re-load (hp), so the
+ *  (2) protect(0, top): an acquire load (epoch schemes) or publish + fence + re-load (hp), so the
  *      node read is initialized and safe: it was linked at the re-load.
- *  (4) plain loads of a protected node's value and next: immutable but for the mark, which a
+ *  (3) plain loads of a protected node's value and next: immutable but for the mark, which a
  *      claimed node's reader tolerates (it only reads the address).
+ *  (4) acquire load of top (push's expected word; contains' validation of a claimed top).
  *  (5) volatile CAS of a node's next from next to next | MARK: after the claim (1), before the
  *      unlink (1) (the unlink and the retire after it order it before the node's reclamation).
- *  (6) protect(s, cur.next): as (3). Under a scheme that needs validation (hp), the word it
+ *  (6) protect(s, cur.next): as (2). Under a scheme that needs validation (hp), the word it
  *      returns was re-read after the protection was published; unmarked, it shows cur not
  *      claimed then, so cur and its successor next were still linked: next had not been retired.
- *      For a claimed top, (2) after (6) finding top unchanged shows the same.
+ *      For a claimed top, (4) after (6) finding top unchanged shows the same.
  *
  * Reclamation and ABA: pop retires the node it claimed, after its unlink (its own, or a
  * helper's); a node is claimed once (a claim expects the unmarked top, and a claimed node never
  * becomes the unmarked top again), so retired once. The ABA problem of Treiber's stack (top read
  * as A, A popped and freed, reused and pushed again, the stale CAS succeeding with a stale next)
- * cannot happen: A is protected from the read (3) to the CASes, so it is not freed and so not
+ * cannot happen: A is protected from the read (2) to the CASes, so it is not freed and so not
  * reused meanwhile. A traversal never follows next out of a node that may be unlinked (see (6)):
  * without the claim, a popped node's successor could be popped and freed while a traversal still
  * stands on the popped node, and hp's validation could not tell (next never changes). close()
@@ -126,10 +126,10 @@ public final class TreiberStack extends OffHeapStructure {
 
     /** The top word, once unmarked: a pending pop is helped first. */
     private long unmarkedTop(final Guard g) {
-        long t = Words.la(top); // (2)
+        long t = Words.la(top); // (4)
         while ((t & MARK) != 0) {
             help(g);
-            t = Words.la(top); // (2)
+            t = Words.la(top); // (4)
         }
         return t;
     }
@@ -139,11 +139,11 @@ public final class TreiberStack extends OffHeapStructure {
         final long w;
         final long next;
         try {
-            w = g.protect(0, top); // (3)
+            w = g.protect(0, top); // (2)
             if ((w & MARK) == 0) {
                 return;
             }
-            next = Words.lp((w & ~MARK) + NEXT); // (4)
+            next = Words.lp((w & ~MARK) + NEXT); // (3)
             g.reserve(0, w);
             g.beginWrite();
         } catch (final Restart neutralized) {
@@ -164,7 +164,7 @@ public final class TreiberStack extends OffHeapStructure {
                 final long t;
                 final long next;
                 try {
-                    t = g.protect(0, top); // (3)
+                    t = g.protect(0, top); // (2)
                     if (t == 0) {
                         return RESERVED;
                     }
@@ -172,7 +172,7 @@ public final class TreiberStack extends OffHeapStructure {
                         help(g);
                         continue;
                     }
-                    next = Words.lp(t + NEXT); // (4) unmarked: t is unclaimed (see the notes)
+                    next = Words.lp(t + NEXT); // (3) unmarked: t is unclaimed (see the notes)
                     g.reserve(0, t);
                     g.beginWrite();
                 } catch (final Restart neutralized) {
@@ -184,7 +184,7 @@ public final class TreiberStack extends OffHeapStructure {
                 }
                 g.cas(t + NEXT, next, next | MARK); // (5) fails only if a helper did it
                 g.cas(top, t | MARK, next); // (1) fails only if a helper did it
-                final long value = Words.lp(t + VALUE); // (4)
+                final long value = Words.lp(t + VALUE); // (3)
                 g.retire(t);
                 g.endWrite();
                 return value;
@@ -219,16 +219,16 @@ public final class TreiberStack extends OffHeapStructure {
     private boolean find(final Guard g, final long value) {
         retry:
         while (true) {
-            final long w = g.protect(0, top); // (3)
+            final long w = g.protect(0, top); // (2)
             boolean claimedTop = (w & MARK) != 0;
             long cur = w & ~MARK;
             int slot = 1;
             while (cur != 0) {
-                if (!claimedTop && Words.lp(cur + VALUE) == value) { // (4)
+                if (!claimedTop && Words.lp(cur + VALUE) == value) { // (3)
                     return true;
                 }
                 final long next = g.protect(slot, cur + NEXT); // (6)
-                if (claimedTop ? Words.la(top) != w : (next & MARK) != 0) { // (2)
+                if (claimedTop ? Words.la(top) != w : (next & MARK) != 0) { // (4)
                     continue retry; // cur may have left the stack, and next with it
                 }
                 claimedTop = false;
@@ -245,8 +245,8 @@ public final class TreiberStack extends OffHeapStructure {
         try (Guard g = domain.pin()) {
             while (true) {
                 try {
-                    final long w = g.protect(0, top); // (3)
-                    final boolean empty = w == 0 || (w & MARK) != 0 && (Words.lp((w & ~MARK) + NEXT) & ~MARK) == 0; // (4)
+                    final long w = g.protect(0, top); // (2)
+                    final boolean empty = w == 0 || (w & MARK) != 0 && (Words.lp((w & ~MARK) + NEXT) & ~MARK) == 0; // (3)
                     g.poll();
                     return empty;
                 } catch (final Restart neutralized) {

@@ -31,6 +31,7 @@ class CdrcHarrisMichaelListTest {
         // the list is ordered: its node order is the TreeMap's key order
         assertArrayEquals(model.keySet().stream().mapToLong(Long::longValue).toArray(), s.checkShape());
         assertFalse(model.isEmpty(), "the workload should leave keys behind, to be freed by close");
+        assertEquals(0, f.rc.evictions(), "an operation held more than " + Cdrc.SNAPSHOT_SLOTS + " snapshots");
         f.closeAndCheckMemory();
     }
 

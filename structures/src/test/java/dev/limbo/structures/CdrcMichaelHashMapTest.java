@@ -24,6 +24,7 @@ class CdrcMichaelHashMapTest {
         final HashMap<Long, Long> model = new HashMap<>();
         LongMapChecks.sequential(f.keyed(), model, 43, 6_000, -10, 60);
         assertTrue(model.size() > 0, "the workload should leave keys behind, to be freed by close");
+        assertEquals(0, f.rc.evictions(), "an operation held more than " + Cdrc.SNAPSHOT_SLOTS + " snapshots");
         f.closeAndCheckMemory();
     }
 

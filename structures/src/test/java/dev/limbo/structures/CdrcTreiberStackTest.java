@@ -46,6 +46,7 @@ class CdrcTreiberStackTest {
             }
         }
         assertTrue(model.size() > 0, "the workload should leave values behind, to be freed by close");
+        assertEquals(0, f.rc.evictions(), "an operation held more than " + Cdrc.SNAPSHOT_SLOTS + " snapshots");
         assertEquals(model.size(), stack.size());
         f.closeAndCheckMemory();
     }

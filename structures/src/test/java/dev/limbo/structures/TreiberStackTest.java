@@ -111,13 +111,14 @@ class TreiberStackTest {
      * follow its next to a node that may be popped and freed meanwhile; the claim mark makes it
      * restart instead. Debug allocator and domain: a freed node is poisoned, so a traversal that
      * read one would see a value that was never pushed, or crash on a poisoned next. Every value
-     * comes out exactly once.
+     * comes out exactly once. Restarts are injected into the read phases (contains, pop, help),
+     * which must start over without repeating a write.
      */
     @ParameterizedTest
     @EnumSource(Scheme.class)
     @Timeout(60)
     void containsRacingWithPops(final Scheme scheme) throws Exception {
-        final Fixture f = new Fixture(Kind.STACK, scheme, true);
+        final Fixture f = new Fixture(Kind.STACK, scheme, true, 500); // restarts injected at about one poll in 500
         final TreiberStack stack = (TreiberStack) f.structure;
         final int workers = 3;
         final int bottom = 3;
@@ -166,6 +167,7 @@ class TreiberStackTest {
         Arrays.sort(actual);
         assertArrayEquals(expected, actual, "a value was lost or popped twice");
         assertTrue(stack.isEmpty());
+        assertTrue(f.domain.stats().restarts() > 0, "no restart was injected");
         f.closeAndCheckMemory();
     }
 
