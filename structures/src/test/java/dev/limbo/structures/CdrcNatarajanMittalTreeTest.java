@@ -66,21 +66,113 @@ class CdrcNatarajanMittalTreeTest {
         return new Setup(alloc, baseline, rc, t);
     }
 
+    /**
+     * A counted word holding a probe object, and snapshots of it that the test thread holds: with
+     * {@link Cdrc#SNAPSHOT_SLOTS} - {@link CdrcNatarajanMittalTree#SNAPSHOTS} of them held, a tree
+     * operation that holds more than its {@code SNAPSHOTS} evicts one.
+     */
+    private static final class Probe {
+        final Setup s;
+        final long field;
+        final long[] held = new long[Cdrc.SNAPSHOT_SLOTS - CdrcNatarajanMittalTree.SNAPSHOTS];
+        final long evictions;
+
+        Probe(final Setup s) {
+            this.s = s;
+            final Cdrc rc = s.rc();
+            field = s.alloc().allocateZeroed(Long.BYTES);
+            rc.storeMove(field, rc.allocate(rc.register(new RcType("probe", Cdrc.HEADER))));
+            for (int i = 0; i < held.length; i++) {
+                held[i] = rc.snapshot(field);
+            }
+            evictions = rc.evictions();
+        }
+
+        /** Checks that nothing was evicted meanwhile, then releases the snapshots and the probe. */
+        void close() {
+            final Cdrc rc = s.rc();
+            assertEquals(evictions, rc.evictions(),
+                    "a tree operation held more than " + CdrcNatarajanMittalTree.SNAPSHOTS + " snapshots");
+            for (final long p : held) {
+                rc.releaseSnapshot(p);
+            }
+            rc.store(field, 0);
+            s.alloc().free(field);
+        }
+    }
+
     private static long orReserved(final Long v) {
         return v == null ? RESERVED : v;
     }
 
-    /** Quiescent, after a flush: structure and count checks pass and the tree holds exactly {@code model}. */
+    /**
+     * The tree seen as a {@link LongMapChecks.Subject}: it has no put (throws), its nodes are its
+     * leaves as {key, value, 0, 0}, its shape the structure checks.
+     */
+    static LongMapChecks.Subject subject(final CdrcNatarajanMittalTree t) {
+        return new LongMapChecks.Subject() {
+            @Override
+            public long putIfAbsent(final long key, final long value) {
+                return t.putIfAbsent(key, value);
+            }
+
+            @Override
+            public long put(final long key, final long value) {
+                throw new UnsupportedOperationException("CdrcNatarajanMittalTree has no put");
+            }
+
+            @Override
+            public long get(final long key) {
+                return t.get(key);
+            }
+
+            @Override
+            public boolean contains(final long key) {
+                return t.contains(key);
+            }
+
+            @Override
+            public long remove(final long key) {
+                return t.remove(key);
+            }
+
+            @Override
+            public long size() {
+                return t.size();
+            }
+
+            @Override
+            public List<long[]> nodes() {
+                final List<long[]> nodes = new ArrayList<>();
+                for (final long k : t.keysInOrder()) {
+                    nodes.add(new long[] {k, t.get(k), 0, 0});
+                }
+                return nodes;
+            }
+
+            @Override
+            public long[] checkShape() {
+                assertEquals(List.of(), t.checkInvariants());
+                return t.keysInOrder();
+            }
+
+            @Override
+            public void close() {
+                t.close();
+            }
+        };
+    }
+
+    /**
+     * Quiescent: structure checks pass, the tree holds exactly {@code model} in key order, and after
+     * a flush every reachable node's count is 1.
+     */
     private static void assertContents(final CdrcNatarajanMittalTree t, final Map<Long, Long> model) {
-        assertEquals(List.of(), t.checkInvariants());
-        t.rc().flush();
-        assertEquals(List.of(), t.checkCounts());
+        LongMapChecks.assertContents(subject(t), model);
         final long[] expected = model.keySet().stream().mapToLong(Long::longValue).sorted().toArray();
         assertArrayEquals(expected, t.keysInOrder());
-        assertEquals(model.size(), t.size());
-        for (final Map.Entry<Long, Long> e : model.entrySet()) {
-            assertEquals(e.getValue(), t.get(e.getKey()), "value of key " + e.getKey());
-        }
+        t.rc().flush();
+        assertEquals(List.of(), t.checkCounts());
     }
 
     // ---------------------------------------------------------------- sequential specification
@@ -150,11 +242,11 @@ class CdrcNatarajanMittalTreeTest {
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
     void ascendingAndDescendingRuns(final boolean snapshots) {
-        // degenerate (list-shaped) trees: deep paths, and seeks that never hold more than SNAPSHOTS
+        // degenerate (list-shaped) trees: deep paths
         final Setup s = setup(snapshots);
         final CdrcNatarajanMittalTree t = s.tree();
         final Map<Long, Long> model = new HashMap<>();
-        final long evictions = s.rc().evictions();
+        final Probe probe = new Probe(s);
         for (long k = 0; k < 500; k++) {
             assertTrue(t.insert(k, k * 3));
             model.put(k, k * 3);
@@ -172,7 +264,7 @@ class CdrcNatarajanMittalTreeTest {
         assertContents(t, model);
         assertEquals(RESERVED, t.remove(0));
         assertEquals(RESERVED, t.get(500));
-        assertEquals(evictions, s.rc().evictions(), "a seek held more than " + Cdrc.SNAPSHOT_SLOTS + " snapshots");
+        probe.close();
         s.closeAndCheckMemory();
     }
 
@@ -227,6 +319,7 @@ class CdrcNatarajanMittalTreeTest {
         final Setup s = setup(snapshots);
         final CdrcNatarajanMittalTree t = s.tree();
         final long block = nodeBlock(s.alloc());
+        final Probe probe = new Probe(s); // seeks through the tagged chain hold SNAPSHOTS nodes
         final TreeMap<Long, Long> model = new TreeMap<>();
         for (long k = 10; k <= 200; k += 10) {
             assertTrue(t.insert(k, k + 1));
@@ -274,6 +367,7 @@ class CdrcNatarajanMittalTreeTest {
         live = liveBytes(s);
         assertEquals(RESERVED, t.remove(80));
         assertEquals(live - 2 * block, liveBytes(s));
+        probe.close();
 
         assertContents(t, model);
         for (long k = 50; k <= 80; k += 10) {
@@ -471,9 +565,10 @@ class CdrcNatarajanMittalTreeTest {
         rc.close();
         final IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.insert(1_000, 1));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
-        assertEquals(RESERVED, t.get(1_000));
+        // checked before any other operation of this thread, whose seek would reset the record
         assertNoSnapshotHeld(rc, field);
         assertEquals(List.of(), t.checkCounts(), "a count taken by the failed insert was not given back");
+        assertEquals(RESERVED, t.get(1_000));
         assertEquals(List.of(), t.checkInvariants());
         rc.store(field, 0);
         s.alloc().free(field);
@@ -522,10 +617,18 @@ class CdrcNatarajanMittalTreeTest {
     }
 
     @Test
-    void nullDomainIsRejected() {
+    void nullOrClosedDomainIsRejected() {
         final NullPointerException e = assertThrows(NullPointerException.class,
                 () -> new CdrcNatarajanMittalTree(null, true));
         assertTrue(e.getMessage().contains("rc"), e.getMessage());
+        final Setup s = setup(true);
+        s.tree().close();
+        s.rc().close();
+        final IllegalStateException closed = assertThrows(IllegalStateException.class,
+                () -> new CdrcNatarajanMittalTree(s.rc(), true));
+        assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+        s.alloc().trim();
+        assertEquals(s.baseline(), s.alloc().stats().bytesInUse(), "a refused tree left nodes behind");
     }
 
     /** Two trees of both modes on one domain (the node type registered once) stay apart. */

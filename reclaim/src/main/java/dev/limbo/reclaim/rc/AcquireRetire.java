@@ -35,7 +35,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * minimum), as in HazardPointers (A = 2).
  *
  * acquire(slot, src): p = load(src) (1); loop { announce p without its mark bits in the slot
- *     (2, 3); q = load(src) (1); if q == p (the full word, marks included) return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
+ *     (2, 3); q = load(src) (1'); if q == p (the full word, marks included) return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
  *     the Blelloch-Wei destination that makes it wait-free (the authors measured no gain).
  * reserve(slot, h): announce (2, 3) a handle the caller already knows is protected (it holds a
  *     count or an active acquire of it), with no validation.
@@ -53,19 +53,23 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * returned h, and whose owning retire of h was appended before the scan, is visible as one
  * announcement of h; the merge pairs each such announcement with one retired copy and keeps it.
  * So an eject never consumes a retire that an active acquire owns; the other copies are safe.
- * Safety: the announce (2) + fence (3) + validating load (1) on the acquiring side and the caller's
+ * Safety: the announce (2) + fence (3) + validating load (1') on the acquiring side and the caller's
  * unlink (a CAS or volatile store of src) + fence (4) + announcement load (5) on the scanning side
  * are the store-buffering pair: if the validation saw h still in src, the unlink (which precedes
  * the retire, hence the scan) had not happened, so the scan sees the announcement. An acquire that
  * saw h only after it was unlinked fails its validation and retries: the stale announcement only
  * delays an eject.
  *
- * Memory ordering: (1) acquire loads of src; pair with the release/CAS that stored the handle.
+ * Memory ordering: (1) acquire load of src; pairs with the release/CAS that stored the handle.
+ * (1') the validating re-load of src is volatile: a volatile write (the announcement) followed by a
+ * volatile read is never reordered in the JMM, which the store-buffering pair needs; an acquire
+ * load happens to be ordered after the getAndSet on HotSpot's x86 and AArch64 code, but not by the
+ * JMM, and the volatile load costs the same there (a plain mov, an ldar).
  * (2) the announcement store and (3) the full fence, as one volatile getAndSet. (4) full fence at
  * the start of a scan, (5) acquire loads of the announcements; (4)/(5) pair with (2)/(3).
  * (6) release store of 0: the acquire's reads happen-before a scan that sees the slot cleared.
  *
- * Linearization points (the proof outline of Theorem 2): acquire - the validating load (1) that
+ * Linearization points (the proof outline of Theorem 2): acquire - the validating load (1') that
  * equals the announced p; reserve - its store (2); release - the store (6); retire - the append to
  * rlist; eject - each handle's move from flist to out.
  *
@@ -94,7 +98,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared and
  * its Local's delayed retires (rlist and flist) go to a shared queue of orphans, which the next scan
  * of any Local appends to its own rlist (digest §7.3); so a departed thread's decrements are applied
- * even if nobody claims its id again. adoptAll() does the same for every other Local at shutdown.
+ * even if nobody claims its id again. adoptAll() does the same for every other Local at shutdown;
+ * the two may meet on a dead thread's Local, so orphaning is synchronized (cold path).
  * }</pre>
  */
 public final class AcquireRetire implements AutoCloseable {
@@ -237,7 +242,7 @@ public final class AcquireRetire implements AutoCloseable {
             while (true) {
                 // (2), (3); the old value is unused, but an exact invocation must take its long
                 final long previous = (long) SLOTS.getAndSet(table, i, p & ~Guard.MARK_BITS);
-                final long q = Words.la(src); // (1)
+                final long q = Words.lv(src); // (1')
                 if (q == p) {
                     return p;
                 }
@@ -245,10 +250,13 @@ public final class AcquireRetire implements AutoCloseable {
             }
         }
 
-        /** Announces {@code handle}, which the caller already keeps alive, in {@code slot}, without validation. */
+        /**
+         * Announces {@code handle} without its mark bits (as {@link #acquire} does), which the caller
+         * already keeps alive, in {@code slot}, without validation.
+         */
         public void reserve(final int slot, final long handle) {
             // (2), (3); the old value is unused, but an exact invocation must take its long
-            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle);
+            final long previous = (long) SLOTS.getAndSet(table, index(slot), handle & ~Guard.MARK_BITS);
         }
 
         /** Ends the acquire held in {@code slot}. */
@@ -276,8 +284,13 @@ public final class AcquireRetire implements AutoCloseable {
             rlist[rsize++] = handle;
         }
 
-        /** Hands every delayed retire of this Local to the orphans, for another thread's next scan. */
-        private void orphan() {
+        /**
+         * Hands every delayed retire of this Local to the orphans, for another thread's next scan.
+         * Synchronized: adoptAll (at shutdown) and the release hook of a dead thread's id (on the
+         * Cleaner's or a reaper's thread) may orphan the same Local at once, and each retire must
+         * be handed over once.
+         */
+        private synchronized void orphan() {
             if (rsize + fsize == 0) {
                 return;
             }

@@ -48,9 +48,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *      interchangeable (digest §8.5), so the slot cleared need not be the one taken.
  *  store(A, d) (copy): increment(d); cur = getAndSet(A, d); retireAndEject(cur).
  *  storeMove(A, d): the caller's reference moves into A: no increment.
- *  cas(A, e, d) (copy): announce d in slot 0 BEFORE the compare, unless a snapshot of this thread
- *      already holds it (the artifact's rule); if CAS(A, e, d) { increment(d); retireAndEject(e) };
- *      release slot 0.
+ *  cas(A, e, d) (copy): announce d in slot 0 BEFORE the compare, also when a snapshot of this
+ *      thread holds d (see the departure from the artifact below); if CAS(A, e, d) {
+ *      increment(d); retireAndEject(e) }; release slot 0.
  *  casMove(A, e, d): CAS(A, e, d); on success retireAndEject(e) (the caller's count moved in).
  *  casMark(A, e, d): CAS between two words with the same address: no count changes.
  *  release(p): eager decrement (nobody else reads the caller's own reference).
@@ -95,6 +95,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * Departure from the paper: Figure 3's delete destructs (decrements at once) the references a dying
  * object holds; here they are retired instead (digest §7.4), so a long chain never recurses and a
  * snapshot that still reads a dying object's field keeps the child alive (digest §8.6).
+ * Departure from the artifact: its cas skips the reservation of a desired that a snapshot of the
+ * caller protects. That is unsafe under multiset protection: an announcement holds back ONE retire,
+ * and between the CAS and its increment d may have two retires with one count between them (the
+ * snapshot's source field B, counted, and the new uncounted copy in A): if another thread
+ * overwrites both A and B and its scan sees only the snapshot's announcement, it ejects one of the
+ * two, d's count reaches 0 and d dies under the snapshot, before the increment. With the
+ * reservation the two announcements hold back both retires, so cas always reserves.
  * ABA: a counted field's CAS compares addresses; the object at e cannot be freed and reused while
  * the caller holds a reference or a snapshot of it, which the paper requires of the caller of cas.
  * }</pre>
@@ -155,6 +162,7 @@ public final class Cdrc implements AutoCloseable {
      * @return its type id, for {@link #allocate}
      */
     public synchronized int register(final RcType type) {
+        Objects.requireNonNull(type, "type");
         final int id = types.length;
         final long[][] f = Arrays.copyOf(fields, id + 1);
         f[id] = type.countedFields();
@@ -288,9 +296,8 @@ public final class Cdrc implements AutoCloseable {
     public boolean cas(final long field, final long expected, final long desired) {
         final Ctx c = ctx();
         final long d = desired & ~Guard.MARK_BITS;
-        final boolean reserve = d != 0 && !c.snapshots(d);
-        if (reserve) {
-            c.local.reserve(0, d);
+        if (d != 0) {
+            c.local.reserve(0, d); // also when a snapshot holds d: see the departure from the artifact
         }
         final boolean swapped = Words.cas(field, expected, desired); // (9)
         if (swapped) {
@@ -302,7 +309,7 @@ public final class Cdrc implements AutoCloseable {
                 retireAndEject(c, e);
             }
         }
-        if (reserve) {
+        if (d != 0) {
             c.local.release(0);
         }
         return swapped;
@@ -545,6 +552,7 @@ public final class Cdrc implements AutoCloseable {
                 die(c, a);
             }
         } else if (old < 1 || (old & DEAD) != 0) {
+            Words.xadd(a, 1); // (7) undone, so that DEAD - 1 does not read as a live count to a later upgrade
             throw new IllegalStateException("decrement of dead counted object 0x" + Long.toHexString(a) + " (count was " + old + ")");
         }
     }
@@ -603,15 +611,6 @@ public final class Cdrc implements AutoCloseable {
             shadow[victim] = 0;
             evictions++;
             return victim;
-        }
-
-        boolean snapshots(final long a) {
-            for (int s = 1; s <= SNAPSHOT_SLOTS; s++) {
-                if (shadow[s] == a) {
-                    return true;
-                }
-            }
-            return false;
         }
     }
 }

@@ -69,12 +69,17 @@ public final class RcRef implements AutoCloseable {
         return w;
     }
 
-    /** Drops the reference; closing again does nothing. */
+    /**
+     * Drops the reference; closing again does nothing.
+     *
+     * @throws IllegalStateException if the domain was closed first (the handle is closed all the same)
+     */
     @Override
     public void close() {
         if (state.open) {
             final long w = state.word;
             end();
+            domain.checkOpen("RcRef");
             domain.release(w);
         }
     }

@@ -39,17 +39,23 @@ public final class SnapshotRef implements AutoCloseable {
         return RcRef.adopt(domain, domain.retain(get()));
     }
 
-    /** Ends the snapshot; closing again does nothing. */
+    /**
+     * Ends the snapshot; closing again does nothing.
+     *
+     * @throws IllegalStateException if called from another thread (the snapshot stays open), or if
+     *         the domain was closed first (the handle is closed all the same)
+     */
     @Override
     public void close() {
         if (state.open) {
-            check();
+            checkOwner();
             final long w = state.word;
             state.open = false;
             state.word = 0;
             if (leak != null) {
                 leak.clean();
             }
+            domain.checkOpen("SnapshotRef");
             domain.releaseSnapshot(w);
         }
     }
@@ -58,10 +64,14 @@ public final class SnapshotRef implements AutoCloseable {
         if (!state.open) {
             throw new IllegalStateException("SnapshotRef is closed");
         }
+        checkOwner();
+        domain.checkOpen("SnapshotRef");
+    }
+
+    private void checkOwner() {
         if (Thread.currentThread() != owner) {
             throw new IllegalStateException("SnapshotRef of " + owner + " used from " + Thread.currentThread()
                     + ": snapshots are confined to the thread that took them");
         }
-        domain.checkOpen("SnapshotRef");
     }
 }

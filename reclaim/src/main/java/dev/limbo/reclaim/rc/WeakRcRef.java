@@ -1,5 +1,7 @@
 package dev.limbo.reclaim.rc;
 
+import dev.limbo.reclaim.Guard;
+
 import java.lang.ref.Cleaner;
 
 /**
@@ -38,10 +40,15 @@ public final class WeakRcRef implements AutoCloseable {
 
     /** Whether the object died (or this refers to nothing). */
     public boolean expired() {
-        return domain.count(get()) == 0;
+        final long w = get();
+        return (w & ~Guard.MARK_BITS) == 0 || domain.count(w) == 0;
     }
 
-    /** Drops the weak reference; closing again does nothing. */
+    /**
+     * Drops the weak reference; closing again does nothing.
+     *
+     * @throws IllegalStateException if the domain was closed first (the handle is closed all the same)
+     */
     @Override
     public void close() {
         if (state.open) {
@@ -51,6 +58,7 @@ public final class WeakRcRef implements AutoCloseable {
             if (leak != null) {
                 leak.clean();
             }
+            domain.checkOpen("WeakRcRef");
             domain.releaseWeak(w);
         }
     }

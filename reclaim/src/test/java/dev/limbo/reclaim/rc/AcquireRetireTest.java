@@ -13,6 +13,7 @@ import dev.limbo.core.Words;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,7 +26,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link AcquireRetire}: an announced handle is never ejected, multi-retire ejects each retire once
- * (s - t copies while t acquires are active), the garbage bound R + H holds while another thread
+ * (s - t copies while t acquires are active), random histories of acquire, reserve, release,
+ * retire and eject match a naive multiset model, the garbage bound R + H holds while another thread
  * stalls with its announcements, and a concurrent announce-vs-retire stress never ejects a handle a
  * reader still holds.
  */
@@ -326,6 +328,71 @@ class AcquireRetireTest {
                 deadCount += dead.get(i) != null ? 1 : 0;
             }
             assertEquals(swaps, deadCount + rest);
+        }
+    }
+
+    @Test
+    void randomHistoriesMatchTheMultisetSpecification() {
+        // a naive model (digest §3.2, §7.4): after a full drain, each address v retired s times and
+        // announced t times keeps exactly min(s, t) of its retires, the lowest kinds, and each eject
+        // hands back a distinct earlier retire
+        final int k = 3;
+        final int addresses = 4;
+        try (AcquireRetire ar = new AcquireRetire(k)) {
+            final AcquireRetire.Local l = ar.local();
+            final long cell = cell(Long.BYTES);
+            final SplittableRandom random = new SplittableRandom(0x5EED);
+            final long[] announced = new long[k];
+            final List<Long> delayed = new ArrayList<>();
+            for (int round = 0; round < 1_500; round++) {
+                for (int op = random.nextInt(1, 8); op > 0; op--) {
+                    final int slot = random.nextInt(k);
+                    final long a = H + 8L * random.nextInt(addresses);
+                    switch (random.nextInt(4)) {
+                        case 0 -> {
+                            final long word = a | random.nextInt(4); // marks are validated, not announced
+                            Words.sv(cell, word);
+                            assertEquals(word, l.acquire(slot, cell));
+                            announced[slot] = a;
+                        }
+                        case 1 -> {
+                            l.reserve(slot, a | random.nextInt(4));
+                            announced[slot] = a;
+                        }
+                        case 2 -> {
+                            l.release(slot);
+                            announced[slot] = 0;
+                        }
+                        default -> {
+                            final long h = a | random.nextInt(2);
+                            l.retire(h);
+                            delayed.add(h);
+                        }
+                    }
+                }
+                final long[] ejected = ejectAll(l);
+                final int r = round;
+                for (final long h : ejected) {
+                    assertTrue(delayed.remove(h), () -> "round " + r + ": ejected a handle never retired (or twice): " + Long.toHexString(h));
+                }
+                for (int i = 0; i < addresses; i++) {
+                    final long a = H + 8L * i;
+                    int t = 0;
+                    for (final long v : announced) {
+                        t += v == a ? 1 : 0;
+                    }
+                    final long[] kept = delayed.stream().mapToLong(Long::longValue).filter(h -> (h & ~7L) == a).sorted().toArray();
+                    final long[] gone = Arrays.stream(ejected).filter(h -> (h & ~7L) == a).toArray();
+                    final int announcements = t;
+                    assertEquals(Math.min(kept.length + gone.length, t), kept.length,
+                            () -> "round " + r + ", address " + Long.toHexString(a) + ": kept " + Arrays.toString(kept)
+                                    + ", ejected " + Arrays.toString(gone) + ", announced " + announcements + " times");
+                    if (gone.length > 0 && kept.length > 0) {
+                        assertTrue(kept[kept.length - 1] <= gone[0], () -> "round " + r + ": a higher kind was kept over a lower one");
+                    }
+                }
+                assertEquals(delayed.size(), l.delayed());
+            }
         }
     }
 
