@@ -64,12 +64,13 @@ public class CdrcList extends StructureBenchmark {
 
         @TearDown(Level.Trial)
         public void close(final CdrcScheme s) {
-            if (counted != null) {
-                counted.close();
-            } else {
-                manual.close();
-            }
-            s.close();
+            s.close(() -> {
+                if (counted != null) {
+                    counted.close();
+                } else {
+                    manual.close();
+                }
+            });
         }
     }
 

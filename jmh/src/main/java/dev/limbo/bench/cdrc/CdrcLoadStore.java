@@ -14,7 +14,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.infra.ThreadParams;
 
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -86,6 +85,8 @@ public class CdrcLoadStore extends StructureBenchmark {
         int heapStride;
         private long baselineBytes;
         private long objectBytes;
+        /** The last iteration whose space a thread sampled (guarded by this). */
+        private int sampledIteration;
 
         @Setup(Level.Trial)
         public void create() {
@@ -132,8 +133,23 @@ public class CdrcLoadStore extends StructureBenchmark {
             return rc == null ? 0 : (allocator.stats().bytesInUse() - baselineBytes) / objectBytes;
         }
 
+        /**
+         * Samples the end of the calling thread's {@code iteration}-th iteration into {@code s}
+         * unless another thread did already (as {@link CdrcScheme#sample}, atomic with
+         * {@link #close}, which another thread may run meanwhile); returns whether it did.
+         */
+        synchronized boolean sample(final int iteration, final Space s) {
+            if (iteration <= sampledIteration) {
+                return false;
+            }
+            sampledIteration = iteration;
+            s.unreclaimedNodes = unreclaimed();
+            s.offHeapBytes = rc == null ? 0 : allocator.stats().bytesInUse();
+            return true;
+        }
+
         @TearDown(Level.Trial)
-        public void close() {
+        public synchronized void close() {
             if (rc != null) {
                 rc.close();
                 allocator.close(); // frees the fields' objects and the fields
@@ -143,19 +159,24 @@ public class CdrcLoadStore extends StructureBenchmark {
 
     /**
      * The space overhead and off-heap bytes at the end of each iteration (names as in the
-     * structure family); only thread 0 reports, since JMH sums the threads' counters.
+     * structure family); only the first thread to sample an iteration reports, since JMH sums the
+     * threads' counters.
      */
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Space {
         public long unreclaimedNodes;
         public long offHeapBytes;
+        /** Iterations this thread ended, warmup included. */
+        private int iteration;
 
         @TearDown(Level.Iteration)
-        public void sample(final Cells c, final ThreadParams thread) {
-            final boolean report = thread.getThreadIndex() == 0 && c.rc != null;
-            unreclaimedNodes = report ? c.unreclaimed() : 0;
-            offHeapBytes = report ? c.allocator.stats().bytesInUse() : 0;
+        public void sample(final Cells c) {
+            iteration++;
+            if (!c.sample(iteration, this)) {
+                unreclaimedNodes = 0;
+                offHeapBytes = 0;
+            }
         }
     }
 

@@ -52,6 +52,8 @@ public class CdrcScheme {
     private long baselineElements;
     private long nodeClassBytes;
     private int nodesPerElement;
+    /** The last iteration whose space a thread sampled (guarded by this). */
+    private int sampledIteration;
 
     @Setup(Level.Trial)
     public void create(final BenchmarkParams params) {
@@ -144,8 +146,27 @@ public class CdrcScheme {
         return allocator.stats().bytesInUse();
     }
 
-    /** Closes the domain (after the structure was closed) and trims the allocator. */
-    void close() {
+    /**
+     * Samples the space at the end of the calling thread's {@code iteration}-th iteration into
+     * {@code g}, unless another thread did already; returns whether it did. Every thread samples
+     * each iteration, and the first one reports (JMH sums the threads' counters). Atomic with
+     * {@link #close}: JMH runs the trial teardown on whichever thread gets there first, maybe
+     * while another still samples the last iteration; the closing thread sampled (or saw that
+     * iteration sampled) before it closes, so the last sample never reads a closed structure.
+     */
+    synchronized boolean sample(final int iteration, final SpaceGauges g) {
+        if (iteration <= sampledIteration) {
+            return false;
+        }
+        sampledIteration = iteration;
+        g.unreclaimedNodes = unreclaimed();
+        g.offHeapBytes = offHeapBytes();
+        return true;
+    }
+
+    /** Runs {@code closeStructures}, then closes the domain and trims the allocator (atomic with {@link #sample}). */
+    synchronized void close(final Runnable closeStructures) {
+        closeStructures.run();
         if (rc != null) {
             rc.close();
         }

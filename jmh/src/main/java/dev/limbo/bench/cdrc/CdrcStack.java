@@ -77,14 +77,15 @@ public class CdrcStack extends StructureBenchmark {
 
         @TearDown(Level.Trial)
         public void close(final CdrcScheme s) {
-            for (int i = 0; i < STACKS; i++) {
-                if (counted != null) {
-                    counted[i].close();
-                } else {
-                    manual[i].close();
+            s.close(() -> {
+                for (int i = 0; i < STACKS; i++) {
+                    if (counted != null) {
+                        counted[i].close();
+                    } else {
+                        manual[i].close();
+                    }
                 }
-            }
-            s.close();
+            });
         }
     }
 

@@ -149,6 +149,26 @@ class SpaceOverheadTest {
         c.close();
     }
 
+    /** Every thread samples each iteration; the first reports, the others report 0 (JMH sums them). */
+    @Test
+    void theFirstThreadToSampleAnIterationReportsIt() {
+        final CdrcScheme s = scheme("cdrc");
+        final CdrcList.Set list = new CdrcList.Set();
+        list.create(s);
+        final SpaceGauges first = new SpaceGauges();
+        final SpaceGauges second = new SpaceGauges();
+        first.sample(s);
+        second.sample(s);
+        assertTrue(first.offHeapBytes > 0, "the list's nodes");
+        assertEquals(0, second.offHeapBytes);
+        assertEquals(0, second.unreclaimedNodes);
+        second.sample(s);
+        first.sample(s);
+        assertTrue(second.offHeapBytes > 0, "iteration 2: the other thread came first");
+        assertEquals(0, first.offHeapBytes);
+        list.close(s);
+    }
+
     @Test
     void unknownSchemesAreNamed() {
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> scheme("cdrc-snap"));
