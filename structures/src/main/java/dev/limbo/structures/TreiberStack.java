@@ -24,7 +24,7 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *  push(v): node = {v, next}; w = top (4), helping first while it is marked; next = w; CAS(top, w,
  *      node) (1); retry with a fresh w.
  *  pop(): w = protect(0, top) (2); 0: empty; marked: help, retry. next = w.next (3);
- *      claim: CAS(top, w, w | MARK) (1); mark: CAS(w.next, next, next | MARK) (5); unlink:
+ *      claim: CAS(top, w, w | MARK) (1); mark: w.next = next | MARK (5); unlink:
  *      CAS(top, w | MARK, next) (1), which fails only if a helper did it; read the value (3) and
  *      retire w. A failed claim retries.
  *  help (a push or pop that reads a marked top w | MARK): protect(0, top) (2) validates it; mark
@@ -33,7 +33,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *      already). Step: next = protect(s, cur.next) (6), alternating slots 0 and 1; if cur is the
  *      claimed top, re-read top (4): changed -> restart from top; else next marked -> restart
  *      (cur was claimed: its successor may be popped). Confirm the answer with a poll.
- *  isEmpty(): w = protect(0, top) (2): 0, or marked with w.next (3) unmarked 0.
+ *  isEmpty(): w = top (4); unmarked: w == 0. Marked (a pop in progress): w = protect(0, top) (2):
+ *      0, or marked with w.next (3) unmarked 0.
  *
  * Invariants: top points to a chain of nodes linked through next (marks ignored), ending in 0; a
  * node's value never changes, and its next only from unmarked to marked, by a claim. top is marked
@@ -47,8 +48,8 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * Linearization points: push - its successful CAS (1). pop - its successful claim (1), or the
  * protect (2) that read 0. contains - its last (successful pass's) read of top (2): the chain from
  * there is immutable but for marks, so it reads exactly the content at that moment. isEmpty - its
- * protect (2) (an abstract content that is empty: 0, or a marked top whose node's next is 0; that
- * next was read after, but it never changes from 0).
+ * load (4) if unmarked, else its protect (2) (an abstract content that is empty: 0, or a marked
+ * top whose node's next is 0; that next was read after, but it never changes from 0).
  *
  * Progress: lock-free; a CAS fails only if another operation's CAS succeeded; a marked top is
  * unlinked by whoever meets it (help), so a claimer that stalls blocks nobody. contains restarts
@@ -62,9 +63,13 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  *      node read is initialized and safe: it was linked at the re-load.
  *  (3) plain loads of a protected node's value and next: immutable but for the mark, which a
  *      claimed node's reader tolerates (it only reads the address).
- *  (4) acquire load of top (push's expected word; contains' validation of a claimed top).
- *  (5) volatile CAS of a node's next from next to next | MARK: after the claim (1), before the
- *      unlink (1) (the unlink and the retire after it order it before the node's reclamation).
+ *  (4) acquire load of top (push's expected word; isEmpty's first read; contains' validation of
+ *      a claimed top).
+ *  (5) release store of next | MARK into a claimed node's next (Guard.store), by the claimer
+ *      and by helpers: all write the same word, which holds next or next | MARK only, so no write
+ *      is lost. After the claim (1); before the unlink (1), whose volatile CAS orders it first, so
+ *      that whoever sees the node unlinked (a pop of its successor, and the scan that frees that
+ *      successor) is ordered after the mark.
  *  (6) protect(s, cur.next): as (2). Under a scheme that needs validation (hp), the word it
  *      returns was re-read after the protection was published; unmarked, it shows cur not
  *      claimed then, so cur and its successor next were still linked: next had not been retired.
@@ -82,12 +87,13 @@ import static dev.limbo.structures.LinkedNodeLayout.VALUE;
  * in-flight count).
  *
  * Neutralization (Guard, "Neutralization"): pop's and help's protect and their read of next are
- * the read phase; they reserve the node and call beginWrite before the CASes (1), (5), so that
- * next came from a node that was safe (a restart starts over), and pop reads the value in the
- * write phase. push's fast path reads no node, so it has no read phase. contains and isEmpty are
- * read phases, confirmed by a poll. Links go through the guard (initLink, store on retry, cas);
- * the top that push links its node to is not protected (push never dereferences it), so a
- * counting scheme must count a target it did not protect (LFRC's type-stable records allow it).
+ * the read phase; they reserve the node and call beginWrite before the CASes (1) and the store
+ * (5), so that next came from a node that was safe (a restart starts over), and pop reads the
+ * value in the write phase. push's fast path reads no node, so it has no read phase, nor has
+ * isEmpty's. contains and isEmpty's slow path are read phases, confirmed by a poll. Links go
+ * through the guard (initLink, store on retry, cas); the top that push links its node to is not
+ * protected (push never dereferences it), so a counting scheme must count a target it did not
+ * protect (LFRC's type-stable records allow it).
  * }</pre>
  */
 public final class TreiberStack extends OffHeapStructure {
@@ -150,7 +156,7 @@ public final class TreiberStack extends OffHeapStructure {
             return; // the caller reads top again
         }
         if ((next & MARK) == 0) {
-            g.cas((w & ~MARK) + NEXT, next, next | MARK); // (5) fails only if the claimer did it
+            g.store((w & ~MARK) + NEXT, next | MARK); // (5) the claimer writes the same word
         }
         g.cas(top, w, next & ~MARK); // (1)
         g.endWrite();
@@ -182,7 +188,7 @@ public final class TreiberStack extends OffHeapStructure {
                     g.endWrite();
                     continue;
                 }
-                g.cas(t + NEXT, next, next | MARK); // (5) fails only if a helper did it
+                g.store(t + NEXT, next | MARK); // (5) a helper writes the same word
                 g.cas(top, t | MARK, next); // (1) fails only if a helper did it
                 final long value = Words.lp(t + VALUE); // (3)
                 g.retire(t);
@@ -243,6 +249,10 @@ public final class TreiberStack extends OffHeapStructure {
     public boolean isEmpty() {
         final int op = enter();
         try (Guard g = domain.pin()) {
+            final long unprotected = Words.la(top); // (4)
+            if ((unprotected & MARK) == 0) {
+                return unprotected == 0; // no pop in progress: the word alone answers
+            }
             while (true) {
                 try {
                     final long w = g.protect(0, top); // (2)

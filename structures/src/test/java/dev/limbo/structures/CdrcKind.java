@@ -15,9 +15,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * either protection mode (snapshots, or counted loads only), and views of their operations.
  */
 enum CdrcKind {
-    STACK(CdrcTreiberStack.class, CdrcTreiberStack::new),
-    LIST(CdrcHarrisMichaelList.class, CdrcHarrisMichaelList::new),
-    HASH_MAP(CdrcMichaelHashMap.class, (rc, snapshots) -> new CdrcMichaelHashMap(rc, 16, snapshots));
+    STACK(CdrcTreiberStack.class, CdrcTreiberStack.SNAPSHOTS, CdrcTreiberStack::new),
+    LIST(CdrcHarrisMichaelList.class, CdrcHarrisMichaelList.SNAPSHOTS, CdrcHarrisMichaelList::new),
+    HASH_MAP(CdrcMichaelHashMap.class, CdrcMichaelHashMap.SNAPSHOTS, (rc, snapshots) -> new CdrcMichaelHashMap(rc, 16, snapshots));
 
     /** Builds a structure of a kind over a domain, in a mode. */
     interface Factory {
@@ -25,10 +25,13 @@ enum CdrcKind {
     }
 
     final Class<? extends StructureLifecycle> type;
+    /** The structure's SNAPSHOTS: the most snapshots one of its operations holds. */
+    final int maxSnapshots;
     private final Factory factory;
 
-    CdrcKind(final Class<? extends StructureLifecycle> type, final Factory factory) {
+    CdrcKind(final Class<? extends StructureLifecycle> type, final int maxSnapshots, final Factory factory) {
         this.type = type;
+        this.maxSnapshots = maxSnapshots;
         this.factory = factory;
     }
 

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import static dev.limbo.structures.StructureLifecycle.RESERVED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -40,7 +41,7 @@ class CdrcMatrixTest {
     void disjointWorkers(final CdrcKind kind, final boolean snapshots) throws Exception {
         final CdrcFixture f = new CdrcFixture(kind, snapshots);
         final int workers = 2 + (kind.ordinal() + (snapshots ? 1 : 0)) % 3; // 2 to 4, spread over the matrix
-        check(f.structure, kind, workers, false, 31L * kind.ordinal() + (snapshots ? 1 : 0));
+        check(f.rc, f.structure, kind, workers, false, 31L * kind.ordinal() + (snapshots ? 1 : 0));
         f.closeAndCheckMemory();
     }
 
@@ -50,7 +51,44 @@ class CdrcMatrixTest {
     @Timeout(120)
     void virtualThreads(final CdrcKind kind, final boolean snapshots) throws Exception {
         final CdrcFixture f = new CdrcFixture(kind, snapshots);
-        check(f.structure, kind, 16, true, 7);
+        check(f.rc, f.structure, kind, 16, true, 7);
+        f.closeAndCheckMemory();
+    }
+
+    /**
+     * close() while workers operate: once every worker has done some operations, the main thread
+     * closes the structure; each worker then gets the closed-structure exception (and nothing
+     * else) from its next operation and stops. Every node is freed once the domain closes too.
+     */
+    @ParameterizedTest(name = "{0}, snapshots {1}")
+    @MethodSource("dev.limbo.structures.CdrcKind#withBothModes")
+    @Timeout(60)
+    void closeWhileWorkersOperate(final CdrcKind kind, final boolean snapshots) throws Exception {
+        final CdrcFixture f = new CdrcFixture(kind, snapshots);
+        final int workers = 3;
+        final AtomicLongArray done = new AtomicLongArray(workers);
+        final Workers<IllegalStateException> running = Workers.start(workers, false, id -> {
+            final Workload w = kind.keyed()
+                    ? new Workload.Keyed(f.keyed(), true, id, workers, KEYS, 3)
+                    : new Workload.Linear(f.linear(), false, id, workers, 3);
+            while (true) {
+                try {
+                    w.step();
+                } catch (final IllegalStateException closed) {
+                    return closed;
+                }
+                done.incrementAndGet(id);
+            }
+        });
+        for (int id = 0; id < workers; id++) {
+            while (done.get(id) < 500) {
+                Thread.onSpinWait();
+            }
+        }
+        f.structure.close();
+        for (final IllegalStateException e : running.join()) {
+            assertEquals(kind.type.getSimpleName() + " is closed", e.getMessage());
+        }
         f.closeAndCheckMemory();
     }
 
@@ -79,7 +117,7 @@ class CdrcMatrixTest {
             final int s = i;
             runners.add(Thread.ofPlatform().start(() -> {
                 try {
-                    check(structures.get(s), kinds.get(s), 2, false, s);
+                    check(rc, structures.get(s), kinds.get(s), 2, false, s);
                 } catch (final Throwable e) {
                     failures.add(e);
                 }
@@ -96,19 +134,23 @@ class CdrcMatrixTest {
     }
 
     /**
-     * Runs {@code workers} over {@code s} for {@link #OPS} operations each, then checks the
-     * contents against the union of the workers' models (keyed) or the values pushed (stack).
+     * Runs {@code workers} over {@code s} for {@link #OPS} operations each, each holding the
+     * snapshot slots that the kind's operations must leave free (none may be evicted), then checks
+     * the contents against the union of the workers' models (keyed) or the values pushed (stack).
      */
-    private static void check(final StructureLifecycle s, final CdrcKind kind, final int workers, final boolean virtual,
-                              final long seed) throws Exception {
+    private static void check(final Cdrc rc, final StructureLifecycle s, final CdrcKind kind, final int workers,
+                              final boolean virtual, final long seed) throws Exception {
         final int ops = virtual ? 2 * OPS / workers : OPS;
         final int keys = virtual ? KEYS / 4 : KEYS; // a list of 16 workers' keys stays short
         if (kind.keyed()) {
             final LongMapChecks.Subject map = kind.keyed(s);
             final List<Workload.Keyed> done = Workers.run(workers, virtual, id -> {
                 final Workload.Keyed w = new Workload.Keyed(map, true, id, workers, keys, seed);
-                while (w.steps < ops) {
-                    w.step();
+                try (CdrcFixture.Held spare = CdrcFixture.holdSpareSnapshots(rc, kind)) {
+                    while (w.steps < ops) {
+                        w.step();
+                    }
+                    assertEquals(0, spare.evictions(), "worker " + id + ": an operation held more than SNAPSHOTS snapshots");
                 }
                 return w;
             });
@@ -119,8 +161,11 @@ class CdrcMatrixTest {
             final Kind.Linear stack = kind.linear(s);
             final List<Workload.Linear> done = Workers.run(workers, virtual, id -> {
                 final Workload.Linear w = new Workload.Linear(stack, false, id, workers, seed);
-                while (w.steps < ops) {
-                    w.step();
+                try (CdrcFixture.Held spare = CdrcFixture.holdSpareSnapshots(rc, kind)) {
+                    while (w.steps < ops) {
+                        w.step();
+                    }
+                    assertEquals(0, spare.evictions(), "worker " + id + ": an operation held more than SNAPSHOTS snapshots");
                 }
                 return w;
             });

@@ -212,7 +212,7 @@ class TreiberStackTest {
         assertTrue(t != 0 && (t & TreiberStack.MARK) == 0);
         assertTrue(Words.cas(top, t, t | TreiberStack.MARK));
         final long next = Words.lp(t + LinkedNodeLayout.NEXT);
-        assertTrue(Words.cas(t + LinkedNodeLayout.NEXT, next, next | TreiberStack.MARK));
+        Words.sr(t + LinkedNodeLayout.NEXT, next | TreiberStack.MARK);
         return t;
     }
 
