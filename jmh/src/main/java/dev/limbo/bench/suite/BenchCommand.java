@@ -70,8 +70,8 @@ public final class BenchCommand implements Callable<Integer> {
     String suite;
 
     @Option(names = {"-f", "--families"}, split = ",", paramLabel = "FAMILY",
-            description = "Families to run, comma-separated: alloc, reclaim, structures, index, timeline, stamp-it "
-                    + "(default: all; the quick suite leaves stamp-it out)")
+            description = "Families to run, comma-separated: alloc, reclaim, structures, index, timeline, stamp-it, "
+                    + "cdrc (default: all; the quick suite leaves stamp-it and cdrc out)")
     List<String> families;
 
     @Option(names = {"-t", "--threads"}, split = ",", paramLabel = "N",
@@ -80,7 +80,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = {"-s", "--schemes"}, split = ",", paramLabel = "ID",
             description = "Reclamation schemes (default: every Scheme: ${sys:limbo.bench.schemes}); jdk is the "
-                    + "on-heap baseline of the structure benchmarks")
+                    + "on-heap baseline of the structure benchmarks; cdrc, cdrc-rc and heap are the cdrc "
+                    + "family's own (which otherwise runs its declared schemes)")
     List<String> schemes;
 
     @Option(names = {"-a", "--allocators"}, split = ",", paramLabel = "ID",
@@ -263,7 +264,7 @@ public final class BenchCommand implements Callable<Integer> {
             return null;
         }
         for (final String s : schemes) {
-            if (!s.equals(Planner.JDK)) {
+            if (!s.equals(Planner.JDK) && !Planner.CDRC_SCHEMES.contains(s)) {
                 try {
                     Scheme.of(s);
                 } catch (final IllegalArgumentException e) {
@@ -302,7 +303,7 @@ public final class BenchCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--timeline-structure: " + e.getMessage());
         }
         final List<String> trialSchemes = schemes == null ? Planner.schemes(s)
-                : schemes.stream().filter(x -> !x.equals(Planner.JDK)).toList();
+                : schemes.stream().filter(x -> !x.equals(Planner.JDK) && !Planner.CDRC_SCHEMES.contains(x)).toList();
         final boolean timeline = fams.contains(Family.TIMELINE) && !trialSchemes.isEmpty();
         final double trialSeconds = s.trialSeconds();
         final int jmhForks = runs.stream().mapToInt(PlannedRun::forks).sum();
@@ -411,7 +412,8 @@ public final class BenchCommand implements Callable<Integer> {
         Files.writeString(dir.resolve("report.md"), Report.markdown(data));
 
         console.println();
-        console.println("Summary (score ± 99.9% error; x = ratio to baseline: malloc for allocators, none for schemes)");
+        console.println("Summary (score ± 99.9% error; x = ratio to baseline: malloc for allocators, none for schemes, "
+                + "cdrc for the cdrc family)");
         console.println();
         console.print(summary);
         if (outcome != null && !outcome.results().isEmpty()) {

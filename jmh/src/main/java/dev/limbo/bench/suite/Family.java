@@ -29,7 +29,15 @@ public enum Family {
      * Stamp-it's benchmarks at one thread ({@code dev.limbo.bench.stampit}), parameter
      * {@code scheme}: its base-cost figure (Fig. 5). Full suite only.
      */
-    STAMP_IT("stamp-it", "stampit", "scheme", "none");
+    STAMP_IT("stamp-it", "stampit", "scheme", "none"),
+    /**
+     * The CDRC paper's benchmarks ({@code dev.limbo.bench.cdrc}), parameter {@code scheme} with
+     * the family's own values ({@code cdrc}, {@code cdrc-rc}, the manual schemes {@code ebr},
+     * {@code hp}, {@code none}, and {@code heap} for the load/store array), compared with
+     * {@code cdrc}. Not in the default quick run (its prefills are large): ask for it with
+     * {@code -f cdrc}.
+     */
+    CDRC("cdrc", "scheme", "cdrc");
 
     /** The package prefix of all benchmarks. */
     public static final String ROOT = "dev.limbo.bench.";
@@ -86,12 +94,12 @@ public enum Family {
 
     /** Whether JMH's GC profiler runs with the family's benchmarks (heap bytes per operation). */
     public boolean profilesGc() {
-        return this == INDEX;
+        return this == INDEX || this == CDRC;
     }
 
     /** Whether the quick suite runs the family when no families are asked for. */
     public boolean quick() {
-        return this != STAMP_IT;
+        return this != STAMP_IT && this != CDRC;
     }
 
     /** Whether the family runs through JMH. */

@@ -58,20 +58,34 @@ public final class Planner {
      */
     public static final List<String> LIMBO_HEAP = List.of("-Xms1g", "-Xmx1g");
 
+    /**
+     * The {@code scheme} values of the cdrc family that are not reclamation schemes: CDRC with
+     * snapshots, with counted loads only, and the on-heap baseline of its load/store array.
+     */
+    public static final List<String> CDRC_SCHEMES = List.of("cdrc", "cdrc-rc", "heap");
+
     /** Quick suite: parameter sets by benchmark class (parameters not named keep their declared values). */
     static final Map<String, List<Map<String, List<String>>>> QUICK_PARAMS = Map.of(
             "ListBench", List.of(Map.of("updatePercent", List.of("20"))),
             "TreeBench", List.of(Map.of("keyRange", List.of("10000"), "updatePercent", List.of("100"))),
-            "IndexBench", indexSets(true));
+            "IndexBench", indexSets(true),
+            "CdrcLoadStore", List.of(Map.of("size", List.of("10"))),
+            "CdrcStack", List.of(Map.of("updatePercent", List.of("10"))),
+            "CdrcTree", List.of(Map.of("keys", List.of("100000"), "updatePercent", List.of("10"))));
     /**
      * Full suite: parameter sets by benchmark class. TreeBench: CDRC's 100K keys in a 200K range
      * at 1, 10 and 50 % updates, and DEBRA's 50 % insert / 50 % delete at key ranges 10^4 and 10^6.
+     * CdrcTree: the paper's 10^5 keys at 1, 10 and 50 % updates, and the large tree (10^7 keys
+     * here, the paper's 10^8 scaled down) at 10 % only.
      */
     static final Map<String, List<Map<String, List<String>>>> FULL_PARAMS = Map.of(
             "TreeBench", List.of(
                     Map.of("keyRange", List.of("200000"), "updatePercent", List.of("1", "10", "50")),
                     Map.of("keyRange", List.of("10000", "1000000"), "updatePercent", List.of("100"))),
-            "IndexBench", indexSets(false));
+            "IndexBench", indexSets(false),
+            "CdrcTree", List.of(
+                    Map.of("keys", List.of("100000"), "updatePercent", List.of("1", "10", "50")),
+                    Map.of("keys", List.of("10000000"), "updatePercent", List.of("10"))));
 
     /**
      * IndexBench's parameter sets: ordered and hashed contenders apart (hashed ones skip the scan
@@ -201,14 +215,18 @@ public final class Planner {
     private static Set<Map<String, List<String>>> overrides(final Request r, final BenchmarkInfo b) {
         final Map<String, List<String>> o = new LinkedHashMap<>();
         final List<String> declaredSchemes = b.params().get("scheme");
-        if (declaredSchemes != null) {
+        if (declaredSchemes != null && b.family() == Family.CDRC) {
+            // the family's own contenders, as declared (CDRC's schemes and the manual ones it is compared with)
+            o.put("scheme", r.schemes() == null ? declaredSchemes
+                    : declaredSchemes.stream().filter(r.schemes()::contains).toList());
+        } else if (declaredSchemes != null) {
             final List<String> ids = r.schemes() != null ? r.schemes() : schemes(r.spec());
             final List<String> schemes = new ArrayList<>();
             if (declaredSchemes.contains(JDK) && (r.schemes() == null || r.schemes().contains(JDK))) {
                 schemes.add(JDK);
             }
             for (final String id : ids) {
-                if (!id.equals(JDK)) {
+                if (!id.equals(JDK) && !CDRC_SCHEMES.contains(id)) {
                     schemes.add(id);
                 }
             }

@@ -36,7 +36,12 @@ public final class Report {
             Family.STAMP_IT, "Stamp-it's four benchmarks (the Stamp-it report §4.1) at one thread, in nanoseconds "
                     + "per operation (lower is better): GuardPtr (100 guards, each its own section), Queue, List with "
                     + "0 % and 100 % updates (10 elements, 100 operations per region) and the HashMap cache. "
-                    + "x = time divided by `none`'s. The first table is the shape of the report's Fig. 5.");
+                    + "x = time divided by `none`'s. The first table is the shape of the report's Fig. 5.",
+            Family.CDRC, "The CDRC paper's benchmarks (PLDI '21 §7): load/store on an array of counted fields "
+                    + "(`heap`: AtomicReferenceArray + GC), the stack, list, hash map and Natarajan-Mittal tree over "
+                    + "CDRC with snapshots (`cdrc`), with counted loads only (`cdrc-rc`) and the manual structures "
+                    + "over `ebr`, `hp` and `none`. x = throughput divided by `cdrc`'s at the same thread count; "
+                    + "the space overhead (nodes removed but not yet freed) follows each table.");
 
     /**
      * Gauges (auxiliary counters read once per iteration) tabled under a group that has them, with
@@ -258,6 +263,7 @@ public final class Report {
             case INDEX -> "Off-heap index";
             case TIMELINE -> "Garbage over time";
             case STAMP_IT -> "Stamp-it's benchmarks";
+            case CDRC -> "CDRC (deferred reference counting)";
         };
     }
 

@@ -34,6 +34,12 @@ class BenchCommandTest {
     }
 
     @Test
+    void cdrcFamilyPlans() {
+        assertEquals(0, dryRun("quick", "-f", "cdrc"));
+        assertEquals(0, dryRun("full", "-f", "cdrc,structures", "-s", "cdrc,cdrc-rc,heap,hp"));
+    }
+
+    @Test
     void timelineOptionsPlan() {
         assertEquals(0, dryRun("quick", "-f", "timeline", "-s", "debra", "--timeline-stress", "--timeline-stall",
                 "--timeline-rounds", "3", "--timeline-seconds", "1"));
