@@ -8,7 +8,6 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.junit.jupiter.api.Test;
 
 import java.util.Queue;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -62,37 +61,8 @@ public class CdrcHarrisMichaelListLincheckTest {
         return list.remove(key);
     }
 
-    /** The sequential specification: a TreeMap with the same operations. */
-    public static final class Spec {
-        private final TreeMap<Long, Long> map = new TreeMap<>();
-
-        public boolean insert(final long key) {
-            return map.putIfAbsent(key, 0L) == null;
-        }
-
-        public long putIfAbsent(final long key, final long value) {
-            return LongMapChecks.orReserved(map.putIfAbsent(key, value));
-        }
-
-        public long put(final long key, final long value) {
-            return LongMapChecks.orReserved(map.put(key, value));
-        }
-
-        public long get(final long key) {
-            return LongMapChecks.orReserved(map.get(key));
-        }
-
-        public boolean contains(final long key) {
-            return map.containsKey(key);
-        }
-
-        public long remove(final long key) {
-            return LongMapChecks.orReserved(map.remove(key));
-        }
-    }
-
     @Test
     void linearizable() {
-        LincheckStress.check(getClass(), Spec.class, CREATED, RC);
+        LincheckStress.check(getClass(), HarrisMichaelListLincheckTest.Spec.class, CREATED, RC);
     }
 }

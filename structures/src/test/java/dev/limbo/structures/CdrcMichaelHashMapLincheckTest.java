@@ -8,7 +8,6 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.junit.jupiter.api.Test;
 
 import java.util.Queue;
-import java.util.HashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -57,33 +56,8 @@ public class CdrcMichaelHashMapLincheckTest {
         return map.remove(key);
     }
 
-    /** The sequential specification: a TreeMap with the same operations. */
-    public static final class Spec {
-        private final HashMap<Long, Long> map = new HashMap<>();
-
-        public long putIfAbsent(final long key, final long value) {
-            return LongMapChecks.orReserved(map.putIfAbsent(key, value));
-        }
-
-        public long put(final long key, final long value) {
-            return LongMapChecks.orReserved(map.put(key, value));
-        }
-
-        public long get(final long key) {
-            return LongMapChecks.orReserved(map.get(key));
-        }
-
-        public boolean contains(final long key) {
-            return map.containsKey(key);
-        }
-
-        public long remove(final long key) {
-            return LongMapChecks.orReserved(map.remove(key));
-        }
-    }
-
     @Test
     void linearizable() {
-        LincheckStress.check(getClass(), Spec.class, CREATED, RC);
+        LincheckStress.check(getClass(), MichaelHashMapLincheckTest.Spec.class, CREATED, RC);
     }
 }
