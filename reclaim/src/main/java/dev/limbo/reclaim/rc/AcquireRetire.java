@@ -34,9 +34,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Participants.highWater(); R = 2 * H + base is the scan threshold (base = 30, the artifact's
  * minimum), as in HazardPointers (A = 2).
  *
- * acquire(slot, src): p = load(src) (1); loop { announce p without its mark bits in the slot
- *     (2, 3); q = load(src) (1'); if q == p (the full word, marks included) return p; p = q }. This is the artifact's lock-free loop (§3.4 of the digest), not
- *     the Blelloch-Wei destination that makes it wait-free (the authors measured no gain).
+ * acquire(slot, src): p = load(src) (1); loop { if p's address is 0, clear the slot (6) and
+ *     return p (a null read needs no protection); announce p without its mark bits in the slot
+ *     (2, 3); q = load(src) (1'); if q == p (the full word, marks included) return p; p = q }.
+ *     This is the artifact's lock-free loop (§3.4 of the digest), not the Blelloch-Wei
+ *     destination that makes it wait-free (the authors measured no gain).
  * reserve(slot, h): announce (2, 3) a handle the caller already knows is protected (it holds a
  *     count or an active acquire of it), with no validation.
  * release(slot): release-store 0 (6).
@@ -70,7 +72,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * (6) release store of 0: the acquire's reads happen-before a scan that sees the slot cleared.
  *
  * Linearization points (the proof outline of Theorem 2): acquire - the validating load (1') that
- * equals the announced p; reserve - its store (2); release - the store (6); retire - the append to
+ * equals the announced p, or the load (1) or (1') that read null; reserve - its store (2); release - the store (6); retire - the append to
  * rlist; eject - each handle's move from flist to out.
  *
  * Progress: acquire is lock-free (it retries only when src changed); release, reserve and retire
@@ -240,6 +242,10 @@ public final class AcquireRetire implements AutoCloseable {
             final int i = index(slot);
             long p = Words.la(src); // (1)
             while (true) {
+                if ((p & ~Guard.MARK_BITS) == 0) { // null: nothing to protect, no announcement
+                    SLOTS.setRelease(table, i, 0L); // (6) ends the slot's previous acquire
+                    return p;
+                }
                 // (2), (3); the old value is unused, but an exact invocation must take its long
                 final long previous = (long) SLOTS.getAndSet(table, i, p & ~Guard.MARK_BITS);
                 final long q = Words.lv(src); // (1')

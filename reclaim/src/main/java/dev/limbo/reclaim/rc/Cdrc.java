@@ -71,9 +71,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * on a thread = the slots of that thread whose shadow holds it + its evicted ones, each evicted one
  * holding one count. weak count(p) = weak references + delayed weak retires + 1 while p is not
  * DEAD; the block is freed only when it reaches 0, so an upgrade never touches a freed block.
- * Linearization points: load/snapshot - the acquire's validating load; store/storeMove - the
- * getAndSet (8); cas/casMove/casMark - the CAS (9); release - its decrement (7); upgrade - its
- * getAndAdd (7).
+ * Linearization points: load/snapshot - the acquire's validating load, or an acquire load of the
+ * field that read null (then no slot is touched); store/storeMove - the getAndSet (8);
+ * cas/casMove/casMark - the CAS (9); release - its decrement (7); upgrade - its getAndAdd (7).
  *
  * Memory ordering: acquire-retire's accesses (1)-(6) are numbered in AcquireRetire (announce +
  * fence vs the scan's fence + slot loads). (7) volatile getAndAdd on counts and the volatile CAS to
@@ -218,6 +218,10 @@ public final class Cdrc implements AutoCloseable {
      * kept), which the caller must {@link #release}; 0 if the field is null.
      */
     public long load(final long field) {
+        final long seen = Words.la(field); // a null needs no acquire
+        if ((seen & ~Guard.MARK_BITS) == 0) {
+            return seen;
+        }
         final AcquireRetire.Local l = ctx().local;
         final long p = l.acquire(0, field);
         if ((p & ~Guard.MARK_BITS) != 0) {
@@ -237,6 +241,10 @@ public final class Cdrc implements AutoCloseable {
      * @return the field's word, marks kept
      */
     public long snapshot(final long field) {
+        final long seen = Words.la(field); // a null needs no slot: the acquire would return it unannounced
+        if ((seen & ~Guard.MARK_BITS) == 0) {
+            return seen;
+        }
         final Ctx c = ctx();
         final int s = c.slot();
         final long p = c.local.acquire(s, field);
