@@ -34,11 +34,18 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Participants.highWater(); R = 2 * H + base is the scan threshold (base = 30, the artifact's
  * minimum), as in HazardPointers (A = 2).
  *
- * acquire(slot, src): p = load(src) (1); loop { if p's address is 0, clear the slot (6) and
- *     return p (a null read needs no protection); announce p without its mark bits in the slot
- *     (2, 3); q = load(src) (1'); if q == p (the full word, marks included) return p; p = q }.
- *     This is the artifact's lock-free loop (§3.4 of the digest), not the Blelloch-Wei
- *     destination that makes it wait-free (the authors measured no gain).
+ * acquire(slot, src): the fast path is the artifact's loop (§3.4 of the digest): p = load(src)
+ *     (1); up to fastPathTries times { if p's address is 0, clear the slot (6) and return p (a
+ *     null read needs no protection); announce p without its mark bits in the slot (2, 3); q =
+ *     load(src) (1'); if q == p (the full word, marks included) return p; p = q }. Then the
+ *     wait-free slow path (§3.4: Blelloch and Wei's destination object, in the fast-path/slow-path
+ *     form the authors describe): publish a fresh Copy of src for the slot (7), announce PENDING
+ *     (the word 1, never an address) in the slot (2, 3), complete the copy (below), store its
+ *     value without marks in the slot and return it.
+ * Copy.complete(): if the value is set, return it; else CAS (8) it from EMPTY to a volatile load
+ *     (1') of src, and return the value now set (by this call or another). The owner completes its
+ *     copy; a scan that meets PENDING in a slot completes the slot's copy and takes its value as
+ *     the announcement: both see the same value, read from src after PENDING was announced.
  * reserve(slot, h): announce (2, 3) a handle the caller already knows is protected (it holds a
  *     count or an active acquire of it), with no validation.
  * release(slot): release-store 0 (6).
@@ -60,7 +67,14 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * are the store-buffering pair: if the validation saw h still in src, the unlink (which precedes
  * the retire, hence the scan) had not happened, so the scan sees the announcement. An acquire that
  * saw h only after it was unlinked fails its validation and retries: the stale announcement only
- * delays an eject.
+ * delays an eject. Slow path: the copy's value h was read from src after PENDING was announced
+ * (2, 3). A scan whose fence (4) came after the unlink of h reads the slot (5): if it sees PENDING
+ * it completes the copy itself, so the value (set then, after the unlink, or before by a read that
+ * saw h still linked) is what it keeps, and the owner returns the same value; if it sees the value,
+ * it keeps it; if it sees an older word, PENDING came after the scan's read, hence after the
+ * unlink, so the copy cannot have read the unlinked h. A copy belongs to one acquire: a helper
+ * that read the copies entry late completes a copy object whose acquire may be over, which only
+ * sets a value nobody reads (no ABA through reuse: copies are never reused).
  *
  * Memory ordering: (1) acquire load of src; pairs with the release/CAS that stored the handle.
  * (1') the validating re-load of src is volatile: a volatile write (the announcement) followed by a
@@ -70,17 +84,22 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * (2) the announcement store and (3) the full fence, as one volatile getAndSet. (4) full fence at
  * the start of a scan, (5) acquire loads of the announcements; (4)/(5) pair with (2)/(3).
  * (6) release store of 0: the acquire's reads happen-before a scan that sees the slot cleared.
+ * (7) release store of the slow path's Copy into copies[slot], before PENDING (2, 3); the scan's
+ * acquire load of it after it read PENDING (5) sees that copy or a later one of the same slot.
+ * (8) volatile CAS of Copy.value: the first completion wins, every later one reads its value.
  *
  * Linearization points (the proof outline of Theorem 2): acquire - the validating load (1') that
- * equals the announced p, or the load (1) or (1') that read null; reserve - its store (2); release - the store (6); retire - the append to
- * rlist; eject - each handle's move from flist to out.
+ * equals the announced p, or the load (1) or (1') that read null, or on the slow path the load
+ * (1') whose value the copy's CAS (8) set; reserve - its store (2); release - the store (6);
+ * retire - the append to rlist; eject - each handle's move from flist to out.
  *
- * Progress: acquire is lock-free (it retries only when src changed); release, reserve and retire
- * are wait-free O(1); eject is wait-free: a scan costs O((H + |rlist|) log(H + |rlist|)) and frees
+ * Progress: acquire is wait-free: at most fastPathTries validations, then a constant number of
+ * steps (a scan's completion of a copy too); release, reserve and retire are wait-free O(1); eject is wait-free: a scan costs O((H + |rlist|) log(H + |rlist|)) and frees
  * at least R - H = H + base handles (its rlist holds at least the previous kept ones plus R, and at
  * most H stay), so it is amortized O(log) per retire (the paper's hash table makes it O(1)
  * expected). Allocation: none on these paths once the arrays have grown to their working size
- * (they only grow, doubling, when n or |rlist| exceeds every earlier value).
+ * (they only grow, doubling, when n or |rlist| exceeds every earlier value), except one Copy per
+ * slow-path acquire (only when src changed fastPathTries times during one acquire).
  *
  * Garbage bound (Theorem 2, O(KP) deferred retires, here per thread): if every retire of a Local
  * is followed by at least one eject of that Local with out.length >= 1, it holds at most
@@ -95,8 +114,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * not reused); so an announced handle that validated cannot be a recycled block.
  * Departures from the paper: eject is amortized (a full scan every R retires, as the artifact does)
  * rather than deamortized (a constant number of steps per eject); the multiset difference sorts and
- * merges instead of hashing (no allocation, O(log) instead of O(1) expected per handle); acquire is
- * the lock-free loop, not the wait-free destination object (§3.4).
+ * merges instead of hashing (no allocation, O(log) instead of O(1) expected per handle); the
+ * slow path's copies are fresh garbage-collected objects rather than Blelloch and Wei's O(P^2)
+ * recycled descriptors, and only the owner and the scans complete them (no other reader exists).
  * Thread exit: when a participant id is released (Participants.onRelease) its row is cleared and
  * its Local's delayed retires (rlist and flist) go to a shared queue of orphans, which the next scan
  * of any Local appends to its own rlist (digest §7.3); so a departed thread's decrements are applied
@@ -108,13 +128,22 @@ public final class AcquireRetire implements AutoCloseable {
 
     /** The artifact's minimum scan threshold. */
     public static final int BASE_THRESHOLD = 30;
+    /** Failed validations after which an acquire takes its wait-free slow path, by default. */
+    public static final int FAST_PATH_TRIES = 8;
     /** Words per announcement row: 128 bytes, against false sharing with the adjacent-line prefetch. */
     private static final int ROW = 16;
+    /** An announcement word that says: a copy is in progress in this slot ({@link Copy}). */
+    private static final long PENDING = 1;
     private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(long[].class)
+            .withInvokeExactBehavior();
+    private static final VarHandle COPIES = MethodHandles.arrayElementVarHandle(Copy[].class)
             .withInvokeExactBehavior();
 
     private final int slotsPerThread;
+    private final int fastPathTries;
     private final long[] table;
+    /** Per announcement word, the copy its owner's last slow-path acquire made (stale once done). */
+    private final Copy[] copies;
     private final Local[] locals;
     private final ConcurrentLinkedQueue<long[]> orphans = new ConcurrentLinkedQueue<>();
     private final AutoCloseable releaseHook;
@@ -126,11 +155,26 @@ public final class AcquireRetire implements AutoCloseable {
      * @throws IllegalArgumentException if {@code slotsPerThread} is out of range
      */
     public AcquireRetire(final int slotsPerThread) {
+        this(slotsPerThread, FAST_PATH_TRIES);
+    }
+
+    /**
+     * A domain whose threads each own {@code slotsPerThread} announcement slots, and whose acquires
+     * take the wait-free slow path after {@code fastPathTries} failed validations (0: always).
+     *
+     * @throws IllegalArgumentException if {@code slotsPerThread} or {@code fastPathTries} is out of range
+     */
+    public AcquireRetire(final int slotsPerThread, final int fastPathTries) {
         if (slotsPerThread < 1 || slotsPerThread > ROW) {
             throw new IllegalArgumentException("slotsPerThread must be in [1, " + ROW + "]: " + slotsPerThread);
         }
+        if (fastPathTries < 0) {
+            throw new IllegalArgumentException("fastPathTries must not be negative: " + fastPathTries);
+        }
         this.slotsPerThread = slotsPerThread;
+        this.fastPathTries = fastPathTries;
         this.table = new long[Participants.CAPACITY * ROW];
+        this.copies = new Copy[Participants.CAPACITY * ROW];
         this.locals = new Local[Participants.CAPACITY];
         this.releaseHook = Participants.onRelease(this::clearRow);
     }
@@ -241,7 +285,7 @@ public final class AcquireRetire implements AutoCloseable {
         public long acquire(final int slot, final long src) {
             final int i = index(slot);
             long p = Words.la(src); // (1)
-            while (true) {
+            for (int tries = fastPathTries; tries > 0; tries--) {
                 if ((p & ~Guard.MARK_BITS) == 0) { // null: nothing to protect, no announcement
                     SLOTS.setRelease(table, i, 0L); // (6) ends the slot's previous acquire
                     return p;
@@ -254,6 +298,18 @@ public final class AcquireRetire implements AutoCloseable {
                 }
                 p = q;
             }
+            return acquireSlow(i, src);
+        }
+
+        /** The wait-free acquire: a copy of src into the slot that a scanner completes if it meets it. */
+        private long acquireSlow(final int i, final long src) {
+            final Copy c = new Copy(src);
+            COPIES.setRelease(copies, i, c); // (7)
+            // (2), (3); the old value is unused, but an exact invocation must take its long
+            final long previous = (long) SLOTS.getAndSet(table, i, PENDING);
+            final long p = c.complete();
+            SLOTS.setRelease(table, i, p & ~Guard.MARK_BITS); // the same value a scanner resolves
+            return p;
         }
 
         /**
@@ -359,7 +415,10 @@ public final class AcquireRetire implements AutoCloseable {
             for (int id = 0; id < n; id++) {
                 final int base = id * ROW;
                 for (int s = 0; s < slotsPerThread; s++) {
-                    final long v = (long) SLOTS.getAcquire(table, base + s); // (5)
+                    long v = (long) SLOTS.getAcquire(table, base + s); // (5)
+                    if (v == PENDING) { // a slow-path acquire in progress: finish its copy
+                        v = ((Copy) COPIES.getAcquire(copies, base + s)).complete() & ~Guard.MARK_BITS; // (7)
+                    }
                     if (v != 0) {
                         announced[h++] = v;
                     }
@@ -394,6 +453,46 @@ public final class AcquireRetire implements AutoCloseable {
             }
             rsize = kept;
             nextScan = kept + threshold(n);
+        }
+    }
+
+    /**
+     * A single-writer atomic copy of the word at {@code src} into an announcement slot (Blelloch
+     * and Wei's destination object, DISC 2020, which CDRC §4.3 uses for a wait-free acquire): the
+     * value is set once, by the first of the owner and the scanners that meet the copy, to what that
+     * one read from {@code src} after the copy was announced. A fresh object per slow-path acquire,
+     * so a late helper can only ever set the value of the copy it read, never a later one's.
+     */
+    private static final class Copy {
+
+        /** The value not yet copied: no counted word has this value (its address bits are 0). */
+        private static final long EMPTY = Long.MIN_VALUE;
+        private static final VarHandle VALUE;
+
+        static {
+            try {
+                VALUE = MethodHandles.lookup().findVarHandle(Copy.class, "value", long.class).withInvokeExactBehavior();
+            } catch (final ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final long src;
+        private volatile long value = EMPTY;
+
+        Copy(final long src) {
+            this.src = src;
+        }
+
+        /** Reads src and offers it as the copy's value, unless the copy is done; returns the value. */
+        long complete() {
+            final long v = value;
+            if (v != EMPTY) {
+                return v;
+            }
+            // (1'), (8); losing the CAS is fine: the value another completion set is the copy's
+            final boolean set = (boolean) VALUE.compareAndSet(this, EMPTY, Words.lv(src));
+            return value;
         }
     }
 }

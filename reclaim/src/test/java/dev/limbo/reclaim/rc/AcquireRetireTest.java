@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link AcquireRetire}: an announced handle is never ejected, multi-retire ejects each retire once
@@ -176,6 +178,21 @@ class AcquireRetireTest {
     }
 
     @Test
+    void theSlowPathAnnouncesWhatItReturns() {
+        try (AcquireRetire ar = new AcquireRetire(2, 0)) {
+            final AcquireRetire.Local l = ar.local();
+            assertEquals(H | 1, l.acquire(0, cellHolding(H | 1))); // marks kept, announced without them
+            assertEquals(0, l.acquire(1, cellHolding(0)));
+            l.retire(H);
+            l.retire(H);
+            assertArrayEquals(new long[] {H}, ejectAll(l)); // one retire held back by slot 0
+            l.release(0);
+            assertArrayEquals(new long[] {H}, ejectAll(l));
+        }
+        assertThrows(IllegalArgumentException.class, () -> new AcquireRetire(1, -1));
+    }
+
+    @Test
     void anAnnouncementHoldsBackTheLowestKindOfItsAddressFirst() {
         try (AcquireRetire ar = new AcquireRetire(2)) {
             final AcquireRetire.Local l = ar.local();
@@ -266,9 +283,11 @@ class AcquireRetireTest {
         }
     }
 
-    @Test
+    /** {@code fastPathTries} = the default, or 0: every acquire takes the wait-free slow path (a copy that scans complete). */
+    @ParameterizedTest(name = "fastPathTries {0}")
+    @ValueSource(ints = {AcquireRetire.FAST_PATH_TRIES, 0})
     @Timeout(120)
-    void concurrentAnnounceVersusRetireNeverEjectsAHeldHandle() throws Exception {
+    void concurrentAnnounceVersusRetireNeverEjectsAHeldHandle(final int fastPathTries) throws Exception {
         final int readers = 2;
         final int swaps = 200_000;
         final int handles = swaps + 2;
@@ -276,7 +295,7 @@ class AcquireRetireTest {
         final AtomicReferenceArray<Boolean> dead = new AtomicReferenceArray<>(handles);
         final AtomicLong bad = new AtomicLong();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
-        try (AcquireRetire ar = new AcquireRetire(1)) {
+        try (AcquireRetire ar = new AcquireRetire(1, fastPathTries)) {
             final long cell = cell(Long.BYTES);
             Words.sv(cell, 1L << 3);
             final AtomicLong writerDone = new AtomicLong();
