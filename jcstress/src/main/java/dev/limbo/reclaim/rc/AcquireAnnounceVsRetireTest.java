@@ -55,6 +55,8 @@ public final class AcquireAnnounceVsRetireTest {
 
     /** The acquire-retire instance every state shares, with Cdrc's slots per thread. */
     static final AcquireRetire AR = new AcquireRetire(1 + Cdrc.SNAPSHOT_SLOTS);
+    /** The same, with every acquire on the wait-free slow path (a copy that a scan may complete). */
+    static final AcquireRetire SLOW = new AcquireRetire(1 + Cdrc.SNAPSHOT_SLOTS, 0);
     /** Handles an eject may return at once: more than the retires a scan can find safe here (X and the few kept ones). */
     static final int OUT = 16;
 
@@ -84,13 +86,18 @@ public final class AcquireAnnounceVsRetireTest {
 
         /** The unlinker: unlink, retire and eject, then raise the flag (8). */
         final void unlinker(final II_Result r) {
-            r.r2 = unlinkRetireEject();
+            unlinker(r, AR);
+        }
+
+        /** The unlinker over {@code ar}. */
+        final void unlinker(final II_Result r, final AcquireRetire ar) {
+            r.r2 = unlinkRetireEject(ar);
             Words.sr(ejected, 1); // (8)
         }
 
         /** Unlinks X with a getAndSet, retires X and ejects: 1 if X was handed back. */
-        final int unlinkRetireEject() {
-            final AcquireRetire.Local l = AR.local();
+        final int unlinkRetireEject(final AcquireRetire ar) {
+            final AcquireRetire.Local l = ar.local();
             Words.xchg(cell, 0);
             l.retire(x);
             int found = 0;
@@ -130,6 +137,29 @@ public final class AcquireAnnounceVsRetireTest {
         @Actor
         public void unlink(final II_Result r) {
             unlinker(r);
+        }
+    }
+
+    /** The wait-free slow path: the acquire announces a copy in progress, which the scan completes if it meets it. */
+    @JCStressTest
+    @Description("slow-path acquire: copies[slot] = c; xchg(slot, PENDING); c.complete(): CAS(value, lv(cell)) "
+            + "|| xchg(cell, null); retire(X); ejectNow (a PENDING slot: complete its copy): a copied X is "
+            + "never ejected")
+    @Outcome(id = "0, 1", expect = ACCEPTABLE, desc = "the copy read null (the owner's or the scan's read); X was ejected")
+    @Outcome(id = "1, 0", expect = ACCEPTABLE, desc = "the copy read X before the unlink; the scan keeps X")
+    @Outcome(id = "1, 1", expect = FORBIDDEN, desc = "the acquire returned X, but the eject handed X's retire back")
+    @Outcome(expect = FORBIDDEN, desc = "a value nobody wrote, or X kept for an acquire that returned null")
+    @State
+    public static class SlowPath extends Base {
+        @Actor
+        public void acquire(final II_Result r) {
+            final AcquireRetire.Local l = SLOW.local();
+            holdUntilEjected(r, l, l.acquire(0, cell));
+        }
+
+        @Actor
+        public void unlink(final II_Result r) {
+            unlinker(r, SLOW);
         }
     }
 
