@@ -270,20 +270,20 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
             this.nodeType = CdrcTypes.id(rc, NODE);
         }
 
-        private long protect(final long field) {
-            return snapshots ? rc.snapshot(field) : rc.load(field);
+        private long protect(final Cdrc.Local c, final long field) {
+            return snapshots ? rc.snapshot(c, field) : rc.load(c, field);
         }
 
-        private void unprotect(final long p) {
+        private void unprotect(final Cdrc.Local c, final long p) {
             if (snapshots) {
-                rc.releaseSnapshot(p);
+                rc.releaseSnapshot(c, p);
             } else {
-                rc.release(p);
+                rc.release(c, p);
             }
         }
 
-        private static long[] window() {
-            final int id = Participants.current();
+        private static long[] window(final Cdrc.Local c) {
+            final int id = c.id();
             long[] w = WINDOWS[id];
             if (w == null) {
                 w = new long[W_COUNT + 1];
@@ -293,10 +293,10 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
         }
 
         /** Ends the protections of the window Find left. */
-        private void drop(final long[] w) {
-            unprotect(w[W_NEXT]);
-            unprotect(w[W_CUR]);
-            unprotect(w[W_PREV_NODE]);
+        private void drop(final Cdrc.Local c, final long[] w) {
+            unprotect(c, w[W_NEXT]);
+            unprotect(c, w[W_CUR]);
+            unprotect(c, w[W_PREV_NODE]);
         }
 
         /**
@@ -304,23 +304,23 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
          * {@code key}, unlinking the marked nodes it meets; returns whether that node's key is
          * {@code key}. The window's nodes stay protected until {@link #drop}.
          */
-        private boolean find(final long head, final long key, final long[] w) {
+        private boolean find(final Cdrc.Local c, final long head, final long key, final long[] w) {
             retry:
             while (true) {
                 long prevNode = 0;
                 long prev = head;
                 long count = 0;
-                long cur = protect(head); // (1) the head word is never marked
+                long cur = protect(c, head); // (1) the head word is never marked
                 while (true) {
                     if (cur == 0) {
                         return window(w, prevNode, prev, 0, 0, count, false);
                     }
-                    final long next = protect(cur + NEXT); // (1)
+                    final long next = protect(c, cur + NEXT); // (1)
                     final long ckey = Words.lp(cur + KEY); // (3)
                     if (Words.la(prev) != cur) { // (2)
-                        unprotect(next);
-                        unprotect(cur);
-                        unprotect(prevNode);
+                        unprotect(c, next);
+                        unprotect(c, cur);
+                        unprotect(c, prevNode);
                         continue retry;
                     }
                     if ((next & MARK) == 0) {
@@ -328,17 +328,17 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
                             return window(w, prevNode, prev, cur, next, count, ckey == key);
                         }
                         count++;
-                        unprotect(prevNode);
+                        unprotect(c, prevNode);
                         prevNode = cur;
                         prev = cur + NEXT;
                     } else {
                         if (!rc.cas(prev, cur, next & ~MARK)) { // (6)
-                            unprotect(next);
-                            unprotect(cur);
-                            unprotect(prevNode);
+                            unprotect(c, next);
+                            unprotect(c, cur);
+                            unprotect(c, prevNode);
                             continue retry;
                         }
-                        unprotect(cur);
+                        unprotect(c, cur);
                     }
                     cur = next & ~MARK;
                 }
@@ -360,25 +360,26 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
          * the previous value, or RESERVED if a node was inserted.
          */
         long put(final long head, final long key, final long value, final boolean replace) {
-            final long[] w = window();
+            final Cdrc.Local c = rc.local();
+            final long[] w = window(c);
             long node = 0;
             while (true) {
-                if (find(head, key, w)) {
+                if (find(c, head, key, w)) {
                     final long cur = w[W_CUR];
                     long old = Words.la(cur + VALUE); // (7)
                     while (old != TOMBSTONE) {
                         if (!replace) {
-                            drop(w);
+                            drop(c, w);
                             return discard(node, old);
                         }
                         final long witness = Words.cae(cur + VALUE, old, value); // (8)
                         if (witness == old) {
-                            drop(w);
+                            drop(c, w);
                             return discard(node, old);
                         }
                         old = witness;
                     }
-                    drop(w); // cur was removed (marked before the tombstone): the next Find unlinks it
+                    drop(c, w); // cur was removed (marked before the tombstone): the next Find unlinks it
                 } else {
                     final long prev = w[W_PREV];
                     final long cur = w[W_CUR];
@@ -389,7 +390,7 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
                     }
                     Words.sp(node + NEXT, cur); // unpublished: the CAS moves prev's reference to cur here
                     final boolean linked = Words.cas(prev, cur, node); // (4)
-                    drop(w);
+                    drop(c, w);
                     if (linked) {
                         return RESERVED;
                     }
@@ -408,41 +409,44 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
 
         /** The value mapped to {@code key}, or RESERVED. */
         long get(final long head, final long key) {
-            final long[] w = window();
-            final long value = find(head, key, w) ? Words.la(w[W_CUR] + VALUE) : RESERVED; // (7) a tombstone reads as absent
-            drop(w);
+            final Cdrc.Local c = rc.local();
+            final long[] w = window(c);
+            final long value = find(c, head, key, w) ? Words.la(w[W_CUR] + VALUE) : RESERVED; // (7) a tombstone reads as absent
+            drop(c, w);
             return value;
         }
 
         /** Whether {@code key} is present. */
         boolean contains(final long head, final long key) {
-            final long[] w = window();
-            final boolean found = find(head, key, w);
-            drop(w);
+            final Cdrc.Local c = rc.local();
+            final long[] w = window(c);
+            final boolean found = find(c, head, key, w);
+            drop(c, w);
             return found;
         }
 
         /** Removes {@code key}; returns its value, or RESERVED if absent. */
         long remove(final long head, final long key) {
-            final long[] w = window();
+            final Cdrc.Local c = rc.local();
+            final long[] w = window(c);
             while (true) {
-                if (!find(head, key, w)) {
-                    drop(w);
+                if (!find(c, head, key, w)) {
+                    drop(c, w);
                     return RESERVED;
                 }
                 final long prev = w[W_PREV];
                 final long cur = w[W_CUR];
                 final long next = w[W_NEXT];
                 if (!rc.casMark(cur + NEXT, next, next | MARK)) { // (5)
-                    drop(w);
+                    drop(c, w);
                     continue;
                 }
                 final long value = Words.xchg(cur + VALUE, TOMBSTONE); // (9)
                 final boolean unlinked = rc.cas(prev, cur, next); // (6)
-                drop(w);
+                drop(c, w);
                 if (!unlinked) {
-                    find(head, key, w); // unlinks cur, unless another thread did
-                    drop(w);
+                    find(c, head, key, w); // unlinks cur, unless another thread did
+                    drop(c, w);
                 }
                 return value;
             }
@@ -450,9 +454,10 @@ public final class CdrcHarrisMichaelList extends StructureLifecycle {
 
         /** Unmarked nodes reachable from {@code head}, unlinking marked ones on the way (size). */
         long count(final long head) {
-            final long[] w = window();
-            find(head, RESERVED_KEY, w);
-            drop(w);
+            final Cdrc.Local c = rc.local();
+            final long[] w = window(c);
+            find(c, head, RESERVED_KEY, w);
+            drop(c, w);
             return w[W_COUNT];
         }
     }

@@ -1,5 +1,6 @@
 package dev.limbo.structures;
 
+import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.rc.Cdrc;
 import dev.limbo.reclaim.rc.RcType;
@@ -56,7 +57,7 @@ import java.util.WeakHashMap;
  *    its count drops to zero it dies and retires its children, so the whole chain successor ..
  *    parent with its flagged leaves dies transitively, a deferred decrement at a time: no retire
  *    walk, and no way to forget a node of the chain (the NM bug the CDRC paper's §8 lists).
- * A thread's scratch seek record is a ThreadLocal long[] shared by all trees: operations never nest.
+ * A thread's scratch seek record is a long[] per participant id, shared by all trees: operations never nest.
  *
  * Invariants: those of NatarajanMittalTree (external BST, sentinels, FLAG only on leaf edges, TAG
  * only on a node whose other edge is flagged, marks never cleared, disjoint removed regions), plus:
@@ -155,7 +156,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
     /** The key of the deepest node where the seek went left (INF if none below S). */
     private static final int LEFT_TURN = 6;
 
-    private static final ThreadLocal<long[]> RECORD = ThreadLocal.withInitial(() -> new long[7]);
+    private static final long[][] RECORDS = new long[Participants.CAPACITY][];
     /** The node type's id in each domain, registered once per domain. */
     private static final Map<Cdrc, Integer> TYPE_IDS = new WeakHashMap<>();
 
@@ -216,42 +217,52 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
     // ---------------------------------------------------------------- protection
 
     /** Protects the child at {@code edge} (1); returns the edge word, marks kept. */
-    private long read(final long edge) {
-        return snapshots ? rc.snapshot(edge) : rc.load(edge);
+    /** The calling thread's seek record (an operation never nests another). */
+    private static long[] record(final Cdrc.Local local) {
+        long[] r = RECORDS[local.id()];
+        if (r == null) {
+            r = new long[7];
+            RECORDS[local.id()] = r;
+        }
+        return r;
+    }
+
+    private long read(final Cdrc.Local local, final long edge) {
+        return snapshots ? rc.snapshot(local, edge) : rc.load(local, edge);
     }
 
     /** Ends the protection of {@code node} (unmarked), unless it is R, S or 0. */
-    private void drop(final long node) {
+    private void drop(final Cdrc.Local local, final long node) {
         if (node == root || node == top || node == 0) {
             return;
         }
         if (snapshots) {
-            rc.releaseSnapshot(node);
+            rc.releaseSnapshot(local, node);
         } else {
-            rc.release(node);
+            rc.release(local, node);
         }
     }
 
     /** Releases every node the record protects, each distinct node once, and empties it. */
-    private void releaseRecord(final long[] r) {
+    private void releaseRecord(final Cdrc.Local local, final long[] r) {
         final long a = r[ANCESTOR];
         final long s = r[SUCCESSOR];
         final long p = r[PARENT];
         final long l = r[LEAF];
         final long c = r[CHILD];
         Arrays.fill(r, ANCESTOR, CHILD + 1, 0);
-        drop(a);
+        drop(local, a);
         if (s != a) {
-            drop(s);
+            drop(local, s);
         }
         if (p != a && p != s) {
-            drop(p);
+            drop(local, p);
         }
         if (l != a && l != s && l != p) {
-            drop(l);
+            drop(local, l);
         }
         if (c != a && c != s && c != p && c != l) {
-            drop(c);
+            drop(local, c);
         }
     }
 
@@ -261,13 +272,14 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
     public long get(final long key) {
         checkKey(key);
         final int op = enter();
-        final long[] r = RECORD.get();
+        final Cdrc.Local local = rc.local();
+        final long[] r = record(local);
         try {
-            seek(key, r);
+            seek(local, key, r);
             final long leaf = r[LEAF];
             return Words.lp(leaf + KEY) == key && (r[LEAF_EDGE] & FLAG) == 0 ? Words.lp(leaf + VALUE) : RESERVED;
         } finally {
-            releaseRecord(r);
+            releaseRecord(local, r);
             exit(op);
         }
     }
@@ -290,13 +302,14 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
         checkKey(key);
         checkValue(value);
         final int op = enter();
-        final long[] r = RECORD.get();
+        final Cdrc.Local local = rc.local();
+        final long[] r = record(local);
         long internal = 0; // unpublished, owned: its fields hold fresh and a copy of linked
         long fresh = 0;
         long linked = 0;
         try {
             while (true) {
-                seek(key, r);
+                seek(local, key, r);
                 final long leaf = r[LEAF];
                 final long leafKey = Words.lp(leaf + KEY);
                 if (leafKey == key) {
@@ -330,7 +343,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
                 }
             }
         } finally {
-            releaseRecord(r);
+            releaseRecord(local, r);
             rc.release(internal); // never published: it dies and releases its children
             exit(op);
         }
@@ -340,13 +353,14 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
     public long remove(final long key) {
         checkKey(key);
         final int op = enter();
-        final long[] r = RECORD.get();
+        final Cdrc.Local local = rc.local();
+        final long[] r = record(local);
         try {
             // injection mode
             long victim = 0;
             long value = RESERVED;
             while (victim == 0) {
-                seek(key, r);
+                seek(local, key, r);
                 final long leaf = r[LEAF];
                 if (Words.lp(leaf + KEY) != key) {
                     return RESERVED;
@@ -368,7 +382,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
             }
             // cleanup mode: until the flagged leaf is gone
             while (true) {
-                seek(key, r);
+                seek(local, key, r);
                 if (r[LEAF] != victim || (r[LEAF_EDGE] & FLAG) == 0) {
                     return value;
                 }
@@ -377,7 +391,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
                 }
             }
         } finally {
-            releaseRecord(r);
+            releaseRecord(local, r);
             exit(op);
         }
     }
@@ -390,12 +404,13 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
      */
     public long size() {
         final int op = enter();
-        final long[] r = RECORD.get();
+        final Cdrc.Local local = rc.local();
+        final long[] r = record(local);
         try {
             long count = 0;
             long k = Long.MIN_VALUE;
             while (true) {
-                seek(k, r);
+                seek(local, k, r);
                 final long leafKey = Words.lp(r[LEAF] + KEY);
                 if (leafKey >= k) { // the leaf on k's path is the smallest key >= k
                     if (leafKey == INF) {
@@ -416,7 +431,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
                 }
             }
         } finally {
-            releaseRecord(r);
+            releaseRecord(local, r);
             exit(op);
         }
     }
@@ -429,19 +444,19 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
      * the last left-turn key. {@code r} stays exact at every step, so a throw leaves nothing that
      * {@link #releaseRecord} misses.
      */
-    private void seek(final long key, final long[] r) {
-        releaseRecord(r);
+    private void seek(final Cdrc.Local local, final long key, final long[] r) {
+        releaseRecord(local, r);
         r[ANCESTOR] = root;
         r[SUCCESSOR] = top;
         r[PARENT] = top;
-        long leafEdge = read(top + LEFT); // (1); S.left is never marked
+        long leafEdge = read(local, top + LEFT); // (1); S.left is never marked
         long leaf = leafEdge & ~MARKS;
         r[LEAF] = leaf;
         long leftTurn = INF;
         while (Words.lp(leaf + LEFT) != 0) { // plain: leafness is immutable
             final long leafKey = Words.lp(leaf + KEY);
             final boolean left = key < leafKey;
-            final long childEdge = read(leaf + (left ? LEFT : RIGHT)); // (1)
+            final long childEdge = read(local, leaf + (left ? LEFT : RIGHT)); // (1)
             r[CHILD] = childEdge & ~MARKS;
             if (left) {
                 leftTurn = leafKey;
@@ -453,14 +468,14 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
                 r[ANCESTOR] = parent;
                 r[SUCCESSOR] = leaf;
                 r[PARENT] = leaf;
-                drop(ancestor); // above parent
+                drop(local, ancestor); // above parent
                 if (successor != parent) {
-                    drop(successor);
+                    drop(local, successor);
                 }
             } else {
                 r[PARENT] = leaf;
                 if (parent != r[SUCCESSOR]) { // never the ancestor, which is above successor
-                    drop(parent);
+                    drop(local, parent);
                 }
             }
             leaf = childEdge & ~MARKS;
@@ -521,9 +536,10 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
     boolean stalledRemove(final long key, final boolean tagSibling) {
         checkKey(key);
         final int op = enter();
-        final long[] r = RECORD.get();
+        final Cdrc.Local local = rc.local();
+        final long[] r = record(local);
         try {
-            seek(key, r);
+            seek(local, key, r);
             final long leaf = r[LEAF];
             final long parent = r[PARENT];
             if (Words.lp(leaf + KEY) != key || (r[LEAF_EDGE] & MARKS) != 0) {
@@ -536,7 +552,7 @@ public final class CdrcNatarajanMittalTree extends StructureLifecycle {
             }
             return flagged;
         } finally {
-            releaseRecord(r);
+            releaseRecord(local, r);
             exit(op);
         }
     }

@@ -125,7 +125,7 @@ public final class Cdrc implements AutoCloseable {
     private final LimboAllocator allocator;
     private final AcquireRetire ar;
     private final boolean debug;
-    private final Ctx[] ctxs = new Ctx[Participants.CAPACITY];
+    private final Local[] ctxs = new Local[Participants.CAPACITY];
     private final AutoCloseable releaseHook;
     private final AtomicLong leakedHandles = new AtomicLong();
     private volatile RcType[] types = new RcType[0];
@@ -218,11 +218,16 @@ public final class Cdrc implements AutoCloseable {
      * kept), which the caller must {@link #release}; 0 if the field is null.
      */
     public long load(final long field) {
+        return load(ctx(), field);
+    }
+
+    /** {@link #load(long)} with the calling thread's {@code c}. */
+    public long load(final Local c, final long field) {
         final long seen = Words.la(field); // a null needs no acquire
         if ((seen & ~Guard.MARK_BITS) == 0) {
             return seen;
         }
-        final AcquireRetire.Local l = ctx().local;
+        final AcquireRetire.Local l = c.local;
         final long p = l.acquire(0, field);
         if ((p & ~Guard.MARK_BITS) != 0) {
             increment(p & ~Guard.MARK_BITS);
@@ -241,11 +246,15 @@ public final class Cdrc implements AutoCloseable {
      * @return the field's word, marks kept
      */
     public long snapshot(final long field) {
+        return snapshot(ctx(), field);
+    }
+
+    /** {@link #snapshot(long)} with the calling thread's {@code c}. */
+    public long snapshot(final Local c, final long field) {
         final long seen = Words.la(field); // a null needs no slot: the acquire would return it unannounced
         if ((seen & ~Guard.MARK_BITS) == 0) {
             return seen;
         }
-        final Ctx c = ctx();
         final int s = c.slot();
         final long p = c.local.acquire(s, field);
         c.shadow[s] = p & ~Guard.MARK_BITS;
@@ -254,11 +263,17 @@ public final class Cdrc implements AutoCloseable {
 
     /** Ends the calling thread's snapshot {@code p} (marks ignored; 0 is a no-op). */
     public void releaseSnapshot(final long p) {
+        if ((p & ~Guard.MARK_BITS) != 0) {
+            releaseSnapshot(ctx(), p);
+        }
+    }
+
+    /** {@link #releaseSnapshot(long)} with the calling thread's {@code c}. */
+    public void releaseSnapshot(final Local c, final long p) {
         final long a = p & ~Guard.MARK_BITS;
         if (a == 0) {
             return;
         }
-        final Ctx c = ctx();
         for (int s = 1; s <= SNAPSHOT_SLOTS; s++) {
             if (c.shadow[s] == a) {
                 c.shadow[s] = 0;
@@ -302,7 +317,7 @@ public final class Cdrc implements AutoCloseable {
      * @return whether it did
      */
     public boolean cas(final long field, final long expected, final long desired) {
-        final Ctx c = ctx();
+        final Local c = ctx();
         final long d = desired & ~Guard.MARK_BITS;
         if (d != 0) {
             c.local.reserve(0, d); // also when a snapshot holds d: see the departure from the artifact
@@ -360,6 +375,14 @@ public final class Cdrc implements AutoCloseable {
         final long a = p & ~Guard.MARK_BITS;
         if (a != 0) {
             decrement(ctx(), a);
+        }
+    }
+
+    /** {@link #release(long)} with the calling thread's {@code c}. */
+    public void release(final Local c, final long p) {
+        final long a = p & ~Guard.MARK_BITS;
+        if (a != 0) {
+            decrement(c, a);
         }
     }
 
@@ -425,7 +448,7 @@ public final class Cdrc implements AutoCloseable {
      * @return the decrements it applied
      */
     public long flush() {
-        final Ctx c = ctx();
+        final Local c = ctx();
         long applied = 0;
         for (int n; (n = c.local.ejectNow(c.out)) > 0; ) {
             applied += n;
@@ -515,11 +538,16 @@ public final class Cdrc implements AutoCloseable {
         }
     }
 
-    private Ctx ctx() {
+    /** The calling thread's state, for the {@code (Local, ...)} forms of the hot operations. */
+    public Local local() {
+        return ctx();
+    }
+
+    private Local ctx() {
         final int id = Participants.current();
-        Ctx c = ctxs[id];
+        Local c = ctxs[id];
         if (c == null) {
-            c = new Ctx(ar.local());
+            c = new Local(ar.local());
             ctxs[id] = c;
         }
         return c;
@@ -530,7 +558,7 @@ public final class Cdrc implements AutoCloseable {
         ctxs[id] = null;
     }
 
-    private void retireAndEject(final Ctx c, final long handle) {
+    private void retireAndEject(final Local c, final long handle) {
         c.local.retire(handle);
         final int n = c.local.eject(c.out);
         for (int i = 0; i < n; i++) {
@@ -538,7 +566,7 @@ public final class Cdrc implements AutoCloseable {
         }
     }
 
-    private void apply(final Ctx c, final long handle) {
+    private void apply(final Local c, final long handle) {
         if ((handle & WEAK_KIND) != 0) {
             weakDecrement(handle & ~Guard.MARK_BITS);
         } else {
@@ -553,7 +581,7 @@ public final class Cdrc implements AutoCloseable {
         }
     }
 
-    private void decrement(final Ctx c, final long a) {
+    private void decrement(final Local c, final long a) {
         final long old = Words.xadd(a, -1); // (7)
         if (old == 1) {
             if (Words.cas(a, 0, DEAD)) { // (7)
@@ -575,7 +603,7 @@ public final class Cdrc implements AutoCloseable {
     }
 
     /** Retires the references in the dead object's fields, then drops the strong references' weak count. */
-    private void die(final Ctx c, final long a) {
+    private void die(final Local c, final long a) {
         final int type = (int) Words.la(a + Long.BYTES);
         for (final long offset : fields[type]) {
             final long child = Words.la(a + offset) & ~Guard.MARK_BITS; // (10)
@@ -592,8 +620,13 @@ public final class Cdrc implements AutoCloseable {
         weakDecrement(a);
     }
 
-    /** One thread's acquire-retire state, snapshot shadows and eject buffer. */
-    private static final class Ctx {
+    /**
+     * One thread's state in the domain: its acquire-retire slots, snapshot shadows and eject
+     * buffer. {@link Cdrc#local()} returns the calling thread's; an operation that makes many
+     * calls passes it to the {@code (Local, ...)} forms, saving a thread lookup per call. Use it only
+     * on the thread that got it, and not after that thread gave its participant id back.
+     */
+    public static final class Local {
 
         final AcquireRetire.Local local;
         /** The unmarked address each snapshot slot (1-7) protects, 0 if free; index 0 is unused. */
@@ -602,8 +635,13 @@ public final class Cdrc implements AutoCloseable {
         int next;
         long evictions;
 
-        Ctx(final AcquireRetire.Local local) {
+        Local(final AcquireRetire.Local local) {
             this.local = local;
+        }
+
+        /** The participant id of the thread this state belongs to (for per-thread arrays). */
+        public int id() {
+            return local.id();
         }
 
         /** A free snapshot slot, or the round-robin victim after giving its object the increment it deferred. */
