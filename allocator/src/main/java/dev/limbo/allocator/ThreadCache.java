@@ -44,6 +44,22 @@ import java.util.Locale;
  * cache is retired, and kept by a spare for the thread it passes to.
  * CAP is the allocator's cap for the class, copied here.
  *
+ * Decay (jemalloc's tcache GC, with its event count in place of a clock): every DECAY_EVENTS
+ * small allocations and frees (one decrement of a plain owner-only counter on the fast paths) the
+ * holder runs decay(). Per class, the blocks that sat in the cache for a whole interval are its
+ * low-water mark; jemalloc tracks that mark on every pop, this cache finds it at no fast-path cost:
+ * a pass moves the class's whole list aside into a reserve (reserveHead/reserveCount, off the
+ * fast-path cache line), and the first pop that finds the list empty takes the reserve back in
+ * O(1) before it fills from a superblock. So a reserve still there at the next pass was not touched
+ * for a whole interval, and that pass returns its older 3/4 (rounded up: a single block goes) to
+ * the superblocks, keeps the newest quarter, and links it above the list freed meanwhile to form
+ * the next reserve. A class used once thus loses its blocks within a few passes, and its
+ * superblock, when no other thread holds blocks of it, becomes EMPTY. A class in use pays one O(1)
+ * take-back per interval. Invariants: reserveCount blocks of class c are linked from
+ * reserveHead[c] as in the list; the cache holds count + reserveCount blocks of c, at most
+ * max(cap, blocks per superblock) in the list plus 4/3 of that in the reserve (a reserve is at most
+ * a list plus a quarter of the previous reserve).
+ *
  * Linearization points: allocate - the pop of HEAD (thread-local), or the anchor CAS of a fill;
  * free - the push (thread-local), the remote-list CAS (OWNER_RETURN), or the anchor CAS of a flush.
  *
@@ -95,6 +111,13 @@ public final class ThreadCache {
      */
     long takenBytes;
     long returnedBytes;
+    /** Small allocations and frees between two decay passes (jemalloc's TCACHE_GC_SWEEP). */
+    static final int DECAY_EVENTS = 8192;
+    /** Events left before the next {@link #decay()} pass; owner-only, plain. */
+    private int decayCountdown = DECAY_EVENTS;
+    /** Per size class, the reserve of the decay (see the notes): its first block and its length. */
+    private final long[] reserveHead = new long[SizeClasses.COUNT + 1];
+    private final int[] reserveCount = new int[SizeClasses.COUNT + 1];
     /**
      * Set when the owner's participant id was released and the cache drained; never used again. (A
      * terminated thread's cache that becomes a spare is not retired: it passes to a new owner.)
@@ -130,6 +153,9 @@ public final class ThreadCache {
     long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return allocator.allocateLarge(bytes);
+        }
+        if (--decayCountdown == 0) {
+            decay();
         }
         final int sc = SizeClasses.classOf(bytes);
         final long[] s = slots;
@@ -247,6 +273,9 @@ public final class ThreadCache {
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
+        if (--decayCountdown == 0) {
+            decay();
+        }
         final long[] s = slots;
         final int at = sc << 2;
         // The highest index first: its range check covers the three below it.
@@ -275,6 +304,11 @@ public final class ThreadCache {
     /** The number of cached blocks of class {@code sc}. */
     int count(final int sc) {
         return (int) slots[(sc << 2) + COUNT];
+    }
+
+    /** The number of cached blocks of class {@code sc}, its decay reserve included. */
+    int cached(final int sc) {
+        return count(sc) + reserveCount[sc];
     }
 
     /** Replaces the cached list of class {@code sc} (fills, and tests that stage a cache). */
@@ -310,6 +344,12 @@ public final class ThreadCache {
     }
 
     private int refill(final int sc) {
+        final int reserved = reserveCount[sc];
+        if (reserved > 0) { // the class is in use again: its reserve comes back, O(1)
+            setList(sc, reserveHead[sc], reserved);
+            reserveCount[sc] = 0;
+            return reserved;
+        }
         if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
             final int descriptor = allocator.fill(this, sc);
@@ -374,6 +414,54 @@ public final class ThreadCache {
         }
     }
 
+    /**
+     * One pass of the decay (see the notes): per class, returns the older 3/4 of a reserve that
+     * nobody touched since the last pass, and sets the rest, with the list, aside as the next one.
+     */
+    void decay() {
+        decayCountdown = DECAY_EVENTS;
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            final int idle = reserveCount[sc];
+            final int n = count(sc);
+            if (idle == 0 && n == 0) {
+                continue;
+            }
+            final int size = SizeClasses.size(sc);
+            long head = head(sc);
+            int kept = n;
+            if (idle > 0) {
+                abandon(sc); // idle for a whole interval: the owned superblock goes too
+                int keep = idle / 4;
+                int returned = idle - keep;
+                long last = reserveHead[sc];
+                for (int i = 1; i < keep; i++) {
+                    final long next = last + size + Words.lp(last);
+                    if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
+                        allocator.broken(); // keep the blocks before the broken link, drop the rest
+                        keep = i;
+                        returned = 0;
+                        break;
+                    }
+                    last = next;
+                }
+                returnedBytes += (long) returned * size;
+                if (keep == 0) {
+                    allocator.flushList(reserveHead[sc], returned, sc);
+                } else {
+                    allocator.flushList(last + size + Words.lp(last), returned, sc); // flushList checks it
+                    if (n > 0) {
+                        Words.sp(last, head - (last + size)); // the kept quarter, then the list
+                    }
+                    head = reserveHead[sc];
+                    kept += keep;
+                }
+            }
+            setList(sc, 0, 0);
+            reserveHead[sc] = head;
+            reserveCount[sc] = kept;
+        }
+    }
+
     /** Empties the cache completely (thread exit, trim). */
     void drain() {
         if (quarantine != null) {
@@ -389,6 +477,12 @@ public final class ThreadCache {
             abandon(sc);
             if (count(sc) > 0) {
                 returnList(sc);
+            }
+            final int reserved = reserveCount[sc];
+            if (reserved > 0) {
+                reserveCount[sc] = 0;
+                returnedBytes += (long) reserved * SizeClasses.size(sc);
+                allocator.flushList(reserveHead[sc], reserved, sc);
             }
         }
     }
@@ -406,7 +500,7 @@ public final class ThreadCache {
     long cachedBytes() {
         long bytes = 0;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            bytes += (long) count(sc) * SizeClasses.size(sc);
+            bytes += (long) cached(sc) * SizeClasses.size(sc);
         }
         return quarantine == null ? bytes : bytes + quarantinedBytes();
     }
