@@ -49,13 +49,16 @@ import java.util.Locale;
  * holder runs decay(). Per class, the blocks that sat in the cache for a whole interval are its
  * low-water mark; jemalloc tracks that mark on every pop, this cache finds it at no fast-path cost:
  * a pass moves the class's whole list aside into a reserve (reserveHead/reserveCount, off the
- * fast-path cache line), and the first pop that finds the list empty takes the reserve back in
- * O(1) before it fills from a superblock. So a reserve still there at the next pass was not touched
+ * fast-path cache line), and a pop that finds the list empty takes a batch of the reserve back
+ * before it fills from a superblock. So the blocks still in the reserve at the next pass were not touched
  * for a whole interval, and that pass returns its older 3/4 (rounded up: a single block goes) to
  * the superblocks, keeps the newest quarter, and links it above the list freed meanwhile to form
  * the next reserve. A class used once thus loses its blocks within a few passes, and its
- * superblock, when no other thread holds blocks of it, becomes EMPTY. A class in use pays one O(1)
- * take-back per interval. Invariants: reserveCount blocks of class c are linked from
+ * superblock, when no other thread holds blocks of it, becomes EMPTY. The take-back comes in
+ * batches, TAKE_BACK blocks and then twice the last batch each time, so that what stays in the
+ * reserve at the next pass is the true low-water mark less at most the need plus TAKE_BACK (the
+ * batches overshoot the need by less than that), at the cost of walking each batch once; the
+ * decay never returns a block the class needed in the interval. Invariants: reserveCount blocks of class c are linked from
  * reserveHead[c] as in the list; the cache holds count + reserveCount blocks of c, at most
  * max(cap, blocks per superblock) in the list plus 4/3 of that in the reserve (a reserve is at most
  * a list plus a quarter of the previous reserve).
@@ -118,6 +121,10 @@ public final class ThreadCache {
     /** Per size class, the reserve of the decay (see the notes): its first block and its length. */
     private final long[] reserveHead = new long[SizeClasses.COUNT + 1];
     private final int[] reserveCount = new int[SizeClasses.COUNT + 1];
+    /** The first batch a refill takes back from a reserve in an interval; each next one is twice as large. */
+    private static final int TAKE_BACK = 8;
+    /** Per size class, the blocks the next refill takes back from the reserve. */
+    private final int[] takeBack = new int[SizeClasses.COUNT + 1];
     /**
      * Set when the owner's participant id was released and the cache drained; never used again. (A
      * terminated thread's cache that becomes a spare is not retired: it passes to a new owner.)
@@ -345,10 +352,15 @@ public final class ThreadCache {
 
     private int refill(final int sc) {
         final int reserved = reserveCount[sc];
-        if (reserved > 0) { // the class is in use again: its reserve comes back, O(1)
-            setList(sc, reserveHead[sc], reserved);
-            reserveCount[sc] = 0;
-            return reserved;
+        if (reserved > 0) { // the class is in use again: a batch of its reserve comes back
+            final int take = Math.min(reserved, takeBack[sc]);
+            takeBack[sc] = take << 1;
+            final long head = reserveHead[sc];
+            final long rest = take == reserved ? 0 : walk(head, take, sc);
+            reserveHead[sc] = rest;
+            reserveCount[sc] = rest == 0 ? 0 : reserved - take; // a broken link drops the rest
+            setList(sc, head, take);
+            return take;
         }
         if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
@@ -431,24 +443,14 @@ public final class ThreadCache {
             int kept = n;
             if (idle > 0) {
                 abandon(sc); // idle for a whole interval: the owned superblock goes too
-                int keep = idle / 4;
-                int returned = idle - keep;
-                long last = reserveHead[sc];
-                for (int i = 1; i < keep; i++) {
-                    final long next = last + size + Words.lp(last);
-                    if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
-                        allocator.broken(); // keep the blocks before the broken link, drop the rest
-                        keep = i;
-                        returned = 0;
-                        break;
-                    }
-                    last = next;
-                }
-                returnedBytes += (long) returned * size;
+                final int keep = idle / 4;
+                final long last = keep == 0 ? 0 : walk(reserveHead[sc], keep - 1, sc);
                 if (keep == 0) {
-                    allocator.flushList(reserveHead[sc], returned, sc);
-                } else {
-                    allocator.flushList(last + size + Words.lp(last), returned, sc); // flushList checks it
+                    returnedBytes += (long) idle * size;
+                    allocator.flushList(reserveHead[sc], idle, sc);
+                } else if (last != 0) { // else a broken link dropped the reserve
+                    returnedBytes += (long) (idle - keep) * size;
+                    allocator.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
                     if (n > 0) {
                         Words.sp(last, head - (last + size)); // the kept quarter, then the list
                     }
@@ -459,7 +461,26 @@ public final class ThreadCache {
             setList(sc, 0, 0);
             reserveHead[sc] = head;
             reserveCount[sc] = kept;
+            takeBack[sc] = TAKE_BACK;
         }
+    }
+
+    /**
+     * The block {@code links} links after {@code head} on a list of class {@code sc}, each link
+     * checked as a pop checks it; 0 if one is broken (counted, {@link LimboAllocator#broken()}).
+     */
+    private long walk(final long head, final int links, final int sc) {
+        final int size = SizeClasses.size(sc);
+        long block = head;
+        for (int i = 0; i < links; i++) {
+            final long next = block + size + Words.lp(block);
+            if (leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
+                allocator.broken();
+                return 0;
+            }
+            block = next;
+        }
+        return block;
     }
 
     /** Empties the cache completely (thread exit, trim). */

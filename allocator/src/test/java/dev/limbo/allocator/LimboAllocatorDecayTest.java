@@ -29,6 +29,7 @@ class LimboAllocatorDecayTest {
     private static final int ONCE = 1024; // the class used once
     private static final int BUSY = 16; // the class in use
     private static final int THREADS = 8;
+    private static final int WORKING_SET = 64;
     /**
      * Passes until a class used once is gone: one moves its list aside, and each later one returns
      * 3/4 of what is left (rounded up), so log4 of the blocks per superblock, plus slack.
@@ -64,16 +65,22 @@ class LimboAllocatorDecayTest {
     }
 
     @Test
-    void decayKeepsAClassInUse() {
+    void decayKeepsTheBlocksAClassInUseNeeds() {
         try (LimboAllocator a = LimboAllocator.create()) {
             final ThreadCache cache = a.context();
             final int sc = SizeClasses.classOf(BUSY);
-            a.free(a.allocate(BUSY));
-            final int filled = cache.cached(sc);
-            for (int i = 0; i < 4 * ThreadCache.DECAY_EVENTS; i++) {
-                a.free(a.allocate(BUSY));
+            final long[] live = new long[WORKING_SET];
+            for (int events = 0; events < 4 * ThreadCache.DECAY_EVENTS; events += 2 * WORKING_SET) {
+                for (int i = 0; i < WORKING_SET; i++) {
+                    live[i] = a.allocate(BUSY);
+                }
+                for (int i = 0; i < WORKING_SET; i++) {
+                    a.free(live[i]);
+                }
             }
-            assertEquals(filled, cache.cached(sc), "a class in use keeps its blocks");
+            final int kept = cache.cached(sc);
+            assertTrue(kept >= WORKING_SET && kept < PageMap.PAGE / BUSY,
+                    () -> "kept " + kept + ": the working set, less than the superblock's blocks it was filled with");
             assertAllReturned(a);
         }
     }
@@ -121,10 +128,11 @@ class LimboAllocatorDecayTest {
             a.trim();
             final AllocatorStats after = a.stats();
             // Bound: each idle thread pins the one superblock of the class it still uses, nothing of
-            // the class it used once (without the decay: two superblocks per thread).
-            assertTrue(after.pageBytesCommitted() - before <= THREADS * PageMap.PAGE,
+            // the class it used once (without the decay: two superblocks per thread); plus the page
+            // of descriptors the burst committed.
+            assertTrue(after.pageBytesCommitted() - before <= (THREADS + 1) * PageMap.PAGE,
                     () -> "before " + before + ", peak +" + trimmed + ", after " + after);
-            assertEquals(THREADS, after.superblocksFull() + after.superblocksPartial(), after::toString);
+            assertTrue(trimmed >= 2L * PageMap.PAGE, () -> "the burst committed a superblock per class: +" + trimmed);
             finish.countDown();
             for (final Thread thread : threads) {
                 thread.join();
