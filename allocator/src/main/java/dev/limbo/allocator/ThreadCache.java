@@ -70,17 +70,27 @@ import java.util.Locale;
  *
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
  * plain fields to the next claimer; a spare passes through the allocator's spares array (a
- * compareAndSet, then a getAndSet: the same hand-over). Remote-list and anchor accesses are in
+ * compareAndSet, then a getAndSet: the same hand-over). A drain request of trim() on another
+ * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
+ * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
+ * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
+ * The request carries no data: the owner drains its own cache, on its own thread. Remote-list and anchor accesses are in
  * LimboAllocator.
  * }</pre>
  */
 public final class ThreadCache {
 
     private static final VarHandle BUSY;
+    private static final VarHandle DECAY_COUNTDOWN;
+    private static final VarHandle DRAIN_REQUESTED;
 
     static {
         try {
-            BUSY = MethodHandles.lookup().findVarHandle(ThreadCache.class, "busy", int.class)
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BUSY = lookup.findVarHandle(ThreadCache.class, "busy", int.class).withInvokeExactBehavior();
+            DECAY_COUNTDOWN = lookup.findVarHandle(ThreadCache.class, "decayCountdown", int.class)
+                    .withInvokeExactBehavior();
+            DRAIN_REQUESTED = lookup.findVarHandle(ThreadCache.class, "drainRequested", boolean.class)
                     .withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -116,8 +126,14 @@ public final class ThreadCache {
     long returnedBytes;
     /** Small allocations and frees between two decay passes (jemalloc's TCACHE_GC_SWEEP). */
     static final int DECAY_EVENTS = 8192;
-    /** Events left before the next {@link #decay()} pass; owner-only, plain. */
+    /**
+     * Events left before the next {@link #decay()} pass; the owner's plain accesses, and trim()'s
+     * opaque store of 1 (see {@link #requestDrain()}).
+     */
     private int decayCountdown = DECAY_EVENTS;
+    /** Set by {@link #requestDrain()}: the next decay pass drains the whole cache. */
+    @SuppressWarnings("unused") // accessed through DRAIN_REQUESTED
+    private volatile boolean drainRequested;
     /** Per size class, the reserve of the decay (see the notes): its first block and its length. */
     private final long[] reserveHead = new long[SizeClasses.COUNT + 1];
     private final int[] reserveCount = new int[SizeClasses.COUNT + 1];
@@ -432,6 +448,12 @@ public final class ThreadCache {
      */
     void decay() {
         decayCountdown = DECAY_EVENTS;
+        // (4) opaque load; sees (3) at the latest the pass after it (coherence of one variable).
+        if ((boolean) DRAIN_REQUESTED.getOpaque(this)) {
+            DRAIN_REQUESTED.setOpaque(this, false);
+            drain();
+            return;
+        }
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             final int idle = reserveCount[sc];
             final int n = count(sc);
@@ -481,6 +503,19 @@ public final class ThreadCache {
             block = next;
         }
         return block;
+    }
+
+    /**
+     * Asks the owner, from another thread ({@link LimboAllocator#trim()}), to drain this cache at
+     * its next small allocation or free, and at the latest at its next decay pass: the request
+     * sets the owner's event countdown to 1, with no access on the owner's fast path.
+     */
+    void requestDrain() {
+        // (3) opaque store; read by (4).
+        DRAIN_REQUESTED.setOpaque(this, true);
+        // (5) opaque store over the owner's plain countdown: a race with the owner's decrement can
+        // lose it (the owner writes back its own value), then the regular pass honours (3).
+        DECAY_COUNTDOWN.setOpaque(this, 1);
     }
 
     /** Empties the cache completely (thread exit, trim). */

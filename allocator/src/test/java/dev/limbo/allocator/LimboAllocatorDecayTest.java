@@ -5,6 +5,7 @@ import static dev.limbo.allocator.TestSupport.quiesce;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.limbo.allocator.internal.DescriptorLayout;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Words;
@@ -44,6 +45,15 @@ class LimboAllocatorDecayTest {
             events += 2;
         }
         return events;
+    }
+
+    /**
+     * One superblock per thread, plus the pages of the descriptors carved since {@code start}
+     * (rounded up to whole pages).
+     */
+    private static long bound(final AllocatorStats start, final AllocatorStats after) {
+        final long descriptorBytes = (after.descriptors() - start.descriptors()) * DescriptorLayout.SIZE;
+        return (THREADS + (descriptorBytes + PageMap.PAGE - 1) / PageMap.PAGE) * PageMap.PAGE;
     }
 
     @Test
@@ -88,7 +98,8 @@ class LimboAllocatorDecayTest {
     @Test
     void afterABurstOfThreadsThatUsedAClassOnceAndSitIdleTrimLeavesOneSuperblockPerThread() throws Exception {
         try (LimboAllocator a = LimboAllocator.create()) {
-            final long before = quiesce(a).pageBytesCommitted();
+            final AllocatorStats start = quiesce(a);
+            final long before = start.pageBytesCommitted();
             final CountDownLatch decayed = new CountDownLatch(THREADS);
             final CountDownLatch finish = new CountDownLatch(1);
             final List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -128,11 +139,66 @@ class LimboAllocatorDecayTest {
             a.trim();
             final AllocatorStats after = a.stats();
             // Bound: each idle thread pins the one superblock of the class it still uses, nothing of
-            // the class it used once (without the decay: two superblocks per thread); plus the page
-            // of descriptors the burst committed.
-            assertTrue(after.pageBytesCommitted() - before <= (THREADS + 1) * PageMap.PAGE,
+            // the class it used once (without the decay: two superblocks per thread).
+            assertTrue(after.pageBytesCommitted() - before <= bound(start, after),
                     () -> "before " + before + ", peak +" + trimmed + ", after " + after);
             assertTrue(trimmed >= 2L * PageMap.PAGE, () -> "the burst committed a superblock per class: +" + trimmed);
+            finish.countDown();
+            for (final Thread thread : threads) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+            assertAllReturned(a);
+        }
+    }
+
+    @Test
+    void trimHasALiveThreadDrainItsCacheAtItsNextAllocation() throws Exception {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final AllocatorStats start = quiesce(a);
+            final long before = start.pageBytesCommitted();
+            final CountDownLatch used = new CountDownLatch(THREADS);
+            final CountDownLatch trimmed = new CountDownLatch(1);
+            final CountDownLatch stepped = new CountDownLatch(THREADS);
+            final CountDownLatch finish = new CountDownLatch(1);
+            final List<Throwable> failures = new CopyOnWriteArrayList<>();
+            final ThreadCache[] caches = new ThreadCache[THREADS];
+            final List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                final int thread = t;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        caches[thread] = a.context();
+                        a.free(a.allocate(ONCE));
+                        used.countDown();
+                        trimmed.await(); // idle while trim() runs
+                        a.free(a.allocate(BUSY)); // one event: the requested drain runs first
+                        stepped.countDown();
+                        finish.await();
+                    } catch (final Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            used.await();
+            assertEquals(List.of(), failures);
+            final int sc = SizeClasses.classOf(ONCE);
+            for (final ThreadCache cache : caches) {
+                assertTrue(cache.cached(sc) > 0, "each thread caches the superblock it used once");
+            }
+            a.trim(); // drains the caller's cache, asks the live threads to drain theirs
+            trimmed.countDown();
+            stepped.await();
+            assertEquals(List.of(), failures);
+            for (final ThreadCache cache : caches) {
+                assertEquals(0, cache.cached(sc), "drained at the thread's next allocation");
+            }
+            a.trim();
+            final AllocatorStats after = a.stats();
+            // Bound: each thread pins the superblock of the class it allocated after the request,
+            // nothing of the class it used before (without the request: two superblocks per thread).
+            assertTrue(after.pageBytesCommitted() - before <= bound(start, after),
+                    () -> "before " + before + ", after " + after);
             finish.countDown();
             for (final Thread thread : threads) {
                 thread.join();
