@@ -50,16 +50,16 @@ import java.util.Locale;
  * low-water mark; jemalloc tracks that mark on every pop, this cache finds it at no fast-path cost:
  * a pass moves the class's whole list aside into a reserve (reserveHead/reserveCount, off the
  * fast-path cache line), and a pop that finds the list empty takes a batch of the reserve back
- * before it fills from a superblock. So the blocks still in the reserve at the next pass were not touched
- * for a whole interval, and that pass returns its older 3/4 (rounded up: a single block goes) to
+ * before it fills from a superblock. So the blocks still in the reserve at the next pass were not
+ * touched for a whole interval, and that pass returns its older 3/4 (rounded up: a single block goes) to
  * the superblocks, keeps the newest quarter, and links it above the list freed meanwhile to form
  * the next reserve. A class used once thus loses its blocks within a few passes, and its
  * superblock, when no other thread holds blocks of it, becomes EMPTY. The take-back comes in
  * batches, TAKE_BACK blocks and then twice the last batch each time, so that what stays in the
  * reserve at the next pass is the true low-water mark less at most the need plus TAKE_BACK (the
  * batches overshoot the need by less than that), at the cost of walking each batch once; the
- * decay never returns a block the class needed in the interval. Invariants: reserveCount blocks of class c are linked from
- * reserveHead[c] as in the list; the cache holds count + reserveCount blocks of c, at most
+ * decay never returns a block the class needed in the interval. Invariants: reserveCount blocks
+ * of class c are linked from reserveHead[c] as in the list; the cache holds count + reserveCount blocks of c, at most
  * max(cap, blocks per superblock) in the list plus 4/3 of that in the reserve (a reserve is at most
  * a list plus a quarter of the previous reserve).
  *
@@ -74,8 +74,8 @@ import java.util.Locale;
  * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
  * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
  * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
- * The request carries no data: the owner drains its own cache, on its own thread. Remote-list and anchor accesses are in
- * LimboAllocator.
+ * The request carries no data: the owner drains its own cache, on its own thread. Remote-list
+ * and anchor accesses are in LimboAllocator.
  * }</pre>
  */
 public final class ThreadCache {
@@ -446,7 +446,7 @@ public final class ThreadCache {
      * One pass of the decay (see the notes): per class, returns the older 3/4 of a reserve that
      * nobody touched since the last pass, and sets the rest, with the list, aside as the next one.
      */
-    void decay() {
+    private void decay() {
         decayCountdown = DECAY_EVENTS;
         // (4) opaque load; sees (3) at the latest the pass after it (coherence of one variable).
         if ((boolean) DRAIN_REQUESTED.getOpaque(this)) {
