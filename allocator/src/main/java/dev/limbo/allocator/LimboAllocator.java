@@ -591,13 +591,21 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     /**
      * Returns the calling thread's cached blocks, the blocks of every striped cache that no virtual
      * thread is using at the moment, adopts the caches of terminated threads, returns the blocks of
-     * the spare caches, and decommits every free page run. Returns the bytes decommitted.
+     * the spare caches, and decommits every free page run. Returns the bytes decommitted. Every
+     * other live thread's cache drains itself at that thread's next allocation or free (at the
+     * latest at its next decay pass); a thread that stays idle keeps its cache until then.
      */
     public long trim() {
         checkOpen();
         final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
         if (local != null) {
             local.drain();
+        }
+        for (int i = 0; i < caches.length(); i++) {
+            final ThreadCache cache = caches.get(i);
+            if (cache != null && cache != local) {
+                cache.requestDrain();
+            }
         }
         for (final ThreadCache stripe : stripes) {
             if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it

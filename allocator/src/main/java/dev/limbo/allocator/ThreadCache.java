@@ -44,6 +44,25 @@ import java.util.Locale;
  * cache is retired, and kept by a spare for the thread it passes to.
  * CAP is the allocator's cap for the class, copied here.
  *
+ * Decay (jemalloc's tcache GC, with its event count in place of a clock): every DECAY_EVENTS
+ * small allocations and frees (one decrement of a plain owner-only counter on the fast paths) the
+ * holder runs decay(). Per class, the blocks that sat in the cache for a whole interval are its
+ * low-water mark; jemalloc tracks that mark on every pop, this cache finds it at no fast-path cost:
+ * a pass moves the class's whole list aside into a reserve (reserveHead/reserveCount, off the
+ * fast-path cache line), and a pop that finds the list empty takes a batch of the reserve back
+ * before it fills from a superblock. So the blocks still in the reserve at the next pass were not
+ * touched for a whole interval, and that pass returns its older 3/4 (rounded up: a single block goes) to
+ * the superblocks, keeps the newest quarter, and links it above the list freed meanwhile to form
+ * the next reserve. A class used once thus loses its blocks within a few passes, and its
+ * superblock, when no other thread holds blocks of it, becomes EMPTY. The take-back comes in
+ * batches, TAKE_BACK blocks and then twice the last batch each time, so that what stays in the
+ * reserve at the next pass is the true low-water mark less at most the need plus TAKE_BACK (the
+ * batches overshoot the need by less than that), at the cost of walking each batch once; the
+ * decay never returns a block the class needed in the interval. Invariants: reserveCount blocks
+ * of class c are linked from reserveHead[c] as in the list; the cache holds count + reserveCount blocks of c, at most
+ * max(cap, blocks per superblock) in the list plus 4/3 of that in the reserve (a reserve is at most
+ * a list plus a quarter of the previous reserve).
+ *
  * Linearization points: allocate - the pop of HEAD (thread-local), or the anchor CAS of a fill;
  * free - the push (thread-local), the remote-list CAS (OWNER_RETURN), or the anchor CAS of a flush.
  *
@@ -51,17 +70,27 @@ import java.util.Locale;
  *
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
  * plain fields to the next claimer; a spare passes through the allocator's spares array (a
- * compareAndSet, then a getAndSet: the same hand-over). Remote-list and anchor accesses are in
- * LimboAllocator.
+ * compareAndSet, then a getAndSet: the same hand-over). A drain request of trim() on another
+ * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
+ * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
+ * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
+ * The request carries no data: the owner drains its own cache, on its own thread. Remote-list
+ * and anchor accesses are in LimboAllocator.
  * }</pre>
  */
 public final class ThreadCache {
 
     private static final VarHandle BUSY;
+    private static final VarHandle DECAY_COUNTDOWN;
+    private static final VarHandle DRAIN_REQUESTED;
 
     static {
         try {
-            BUSY = MethodHandles.lookup().findVarHandle(ThreadCache.class, "busy", int.class)
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BUSY = lookup.findVarHandle(ThreadCache.class, "busy", int.class).withInvokeExactBehavior();
+            DECAY_COUNTDOWN = lookup.findVarHandle(ThreadCache.class, "decayCountdown", int.class)
+                    .withInvokeExactBehavior();
+            DRAIN_REQUESTED = lookup.findVarHandle(ThreadCache.class, "drainRequested", boolean.class)
                     .withInvokeExactBehavior();
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -95,6 +124,23 @@ public final class ThreadCache {
      */
     long takenBytes;
     long returnedBytes;
+    /** Small allocations and frees between two decay passes (jemalloc's TCACHE_GC_SWEEP). */
+    static final int DECAY_EVENTS = 8192;
+    /**
+     * Events left before the next {@link #decay()} pass; the owner's plain accesses, and trim()'s
+     * opaque store of 1 (see {@link #requestDrain()}).
+     */
+    private int decayCountdown = DECAY_EVENTS;
+    /** Set by {@link #requestDrain()}: the next decay pass drains the whole cache. */
+    @SuppressWarnings("unused") // accessed through DRAIN_REQUESTED
+    private volatile boolean drainRequested;
+    /** Per size class, the reserve of the decay (see the notes): its first block and its length. */
+    private final long[] reserveHead = new long[SizeClasses.COUNT + 1];
+    private final int[] reserveCount = new int[SizeClasses.COUNT + 1];
+    /** The first batch a refill takes back from a reserve in an interval; each next one is twice as large. */
+    private static final int TAKE_BACK = 8;
+    /** Per size class, the blocks the next refill takes back from the reserve. */
+    private final int[] takeBack = new int[SizeClasses.COUNT + 1];
     /**
      * Set when the owner's participant id was released and the cache drained; never used again. (A
      * terminated thread's cache that becomes a spare is not retired: it passes to a new owner.)
@@ -130,6 +176,9 @@ public final class ThreadCache {
     long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return allocator.allocateLarge(bytes);
+        }
+        if (--decayCountdown == 0) {
+            decay();
         }
         final int sc = SizeClasses.classOf(bytes);
         final long[] s = slots;
@@ -247,6 +296,9 @@ public final class ThreadCache {
     }
 
     void push(final long ptr, final int sc, final int descriptor) {
+        if (--decayCountdown == 0) {
+            decay();
+        }
         final long[] s = slots;
         final int at = sc << 2;
         // The highest index first: its range check covers the three below it.
@@ -275,6 +327,11 @@ public final class ThreadCache {
     /** The number of cached blocks of class {@code sc}. */
     int count(final int sc) {
         return (int) slots[(sc << 2) + COUNT];
+    }
+
+    /** The number of cached blocks of class {@code sc}, its decay reserve included. */
+    int cached(final int sc) {
+        return count(sc) + reserveCount[sc];
     }
 
     /** Replaces the cached list of class {@code sc} (fills, and tests that stage a cache). */
@@ -310,6 +367,17 @@ public final class ThreadCache {
     }
 
     private int refill(final int sc) {
+        final int reserved = reserveCount[sc];
+        if (reserved > 0) { // the class is in use again: a batch of its reserve comes back
+            final int take = Math.min(reserved, takeBack[sc]);
+            takeBack[sc] = take << 1;
+            final long head = reserveHead[sc];
+            final long rest = take == reserved ? 0 : walk(head, take, sc);
+            reserveHead[sc] = rest;
+            reserveCount[sc] = rest == 0 ? 0 : reserved - take; // a broken link drops the rest
+            setList(sc, head, take);
+            return take;
+        }
         if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
             final int descriptor = allocator.fill(this, sc);
@@ -374,6 +442,82 @@ public final class ThreadCache {
         }
     }
 
+    /**
+     * One pass of the decay (see the notes): per class, returns the older 3/4 of a reserve that
+     * nobody touched since the last pass, and sets the rest, with the list, aside as the next one.
+     */
+    private void decay() {
+        decayCountdown = DECAY_EVENTS;
+        // (4) opaque load; sees (3) at the latest the pass after it (coherence of one variable).
+        if ((boolean) DRAIN_REQUESTED.getOpaque(this)) {
+            DRAIN_REQUESTED.setOpaque(this, false);
+            drain();
+            return;
+        }
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            final int idle = reserveCount[sc];
+            final int n = count(sc);
+            if (idle == 0 && n == 0) {
+                continue;
+            }
+            final int size = SizeClasses.size(sc);
+            long head = head(sc);
+            int kept = n;
+            if (idle > 0) {
+                abandon(sc); // idle for a whole interval: the owned superblock goes too
+                final int keep = idle / 4;
+                final long last = keep == 0 ? 0 : walk(reserveHead[sc], keep - 1, sc);
+                if (keep == 0) {
+                    returnedBytes += (long) idle * size;
+                    allocator.flushList(reserveHead[sc], idle, sc);
+                } else if (last != 0) { // else a broken link dropped the reserve
+                    returnedBytes += (long) (idle - keep) * size;
+                    allocator.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
+                    if (n > 0) {
+                        Words.sp(last, head - (last + size)); // the kept quarter, then the list
+                    }
+                    head = reserveHead[sc];
+                    kept += keep;
+                }
+            }
+            setList(sc, 0, 0);
+            reserveHead[sc] = head;
+            reserveCount[sc] = kept;
+            takeBack[sc] = TAKE_BACK;
+        }
+    }
+
+    /**
+     * The block {@code links} links after {@code head} on a list of class {@code sc}, each link
+     * checked as a pop checks it; 0 if one is broken (counted, {@link LimboAllocator#broken()}).
+     */
+    private long walk(final long head, final int links, final int sc) {
+        final int size = SizeClasses.size(sc);
+        long block = head;
+        for (int i = 0; i < links; i++) {
+            final long next = block + size + Words.lp(block);
+            if (leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
+                allocator.broken();
+                return 0;
+            }
+            block = next;
+        }
+        return block;
+    }
+
+    /**
+     * Asks the owner, from another thread ({@link LimboAllocator#trim()}), to drain this cache at
+     * its next small allocation or free, and at the latest at its next decay pass: the request
+     * sets the owner's event countdown to 1, with no access on the owner's fast path.
+     */
+    void requestDrain() {
+        // (3) opaque store; read by (4).
+        DRAIN_REQUESTED.setOpaque(this, true);
+        // (5) opaque store over the owner's plain countdown: a race with the owner's decrement can
+        // lose it (the owner writes back its own value), then the regular pass honours (3).
+        DECAY_COUNTDOWN.setOpaque(this, 1);
+    }
+
     /** Empties the cache completely (thread exit, trim). */
     void drain() {
         if (quarantine != null) {
@@ -389,6 +533,12 @@ public final class ThreadCache {
             abandon(sc);
             if (count(sc) > 0) {
                 returnList(sc);
+            }
+            final int reserved = reserveCount[sc];
+            if (reserved > 0) {
+                reserveCount[sc] = 0;
+                returnedBytes += (long) reserved * SizeClasses.size(sc);
+                allocator.flushList(reserveHead[sc], reserved, sc);
             }
         }
     }
@@ -406,7 +556,7 @@ public final class ThreadCache {
     long cachedBytes() {
         long bytes = 0;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            bytes += (long) count(sc) * SizeClasses.size(sc);
+            bytes += (long) cached(sc) * SizeClasses.size(sc);
         }
         return quarantine == null ? bytes : bytes + quarantinedBytes();
     }

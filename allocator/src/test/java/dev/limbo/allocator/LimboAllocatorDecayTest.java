@@ -1,0 +1,210 @@
+package dev.limbo.allocator;
+
+import static dev.limbo.allocator.TestSupport.assertAllReturned;
+import static dev.limbo.allocator.TestSupport.quiesce;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.limbo.allocator.internal.DescriptorLayout;
+import dev.limbo.allocator.internal.PageMap;
+import dev.limbo.allocator.internal.SizeClasses;
+import dev.limbo.core.Words;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The thread cache's decay (jemalloc's tcache GC, counted in events): a class a thread used once
+ * goes back to its superblocks after a few passes of {@link ThreadCache#DECAY_EVENTS} events of
+ * other classes, so that a burst of threads that then sit idle pins no superblock of it, and
+ * {@link LimboAllocator#trim()} decommits it.
+ */
+@Timeout(120)
+class LimboAllocatorDecayTest {
+
+    private static final int ONCE = 1024; // the class used once
+    private static final int BUSY = 16; // the class in use
+    private static final int THREADS = 8;
+    private static final int WORKING_SET = 64;
+    /**
+     * Passes until a class used once is gone: one moves its list aside, and each later one returns
+     * 3/4 of what is left (rounded up), so log4 of the blocks per superblock, plus slack.
+     */
+    private static final int MAX_PASSES = 4 + (64 - Long.numberOfLeadingZeros(PageMap.PAGE / ONCE)) / 2;
+
+    /** Allocates and frees one block of {@link #BUSY} until the cache holds no block of {@code sc}; returns the events. */
+    private static long decayUntilGone(final LimboAllocator a, final ThreadCache cache, final int sc) {
+        long events = 0;
+        while (cache.cached(sc) > 0 && events < (long) MAX_PASSES * ThreadCache.DECAY_EVENTS) {
+            a.free(a.allocate(BUSY));
+            events += 2;
+        }
+        return events;
+    }
+
+    /**
+     * One superblock per thread, plus the pages of the descriptors carved since {@code start}
+     * (rounded up to whole pages).
+     */
+    private static long bound(final AllocatorStats start, final AllocatorStats after) {
+        final long descriptorBytes = (after.descriptors() - start.descriptors()) * DescriptorLayout.SIZE;
+        return (THREADS + (descriptorBytes + PageMap.PAGE - 1) / PageMap.PAGE) * PageMap.PAGE;
+    }
+
+    @Test
+    void decayReturnsAClassUsedOnceAfterEventsOfAnotherClass() {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final ThreadCache cache = a.context();
+            final int sc = SizeClasses.classOf(ONCE);
+            a.free(a.allocate(ONCE));
+            final int filled = cache.cached(sc);
+            assertTrue(filled > 0, "the fill left the superblock's blocks in the cache");
+            final long events = decayUntilGone(a, cache, sc);
+            assertEquals(0, cache.cached(sc), () -> "still cached after " + events + " events: " + cache.cached(sc));
+            assertTrue(events >= 2L * ThreadCache.DECAY_EVENTS - 2,
+                    () -> "gone after " + events + " events: a list is set aside one pass and returned the next");
+            final AllocatorStats s = a.stats();
+            assertEquals(1, s.superblocksFull() + s.superblocksPartial(), () -> "only the busy class's superblock: " + s);
+            assertAllReturned(a);
+        }
+    }
+
+    @Test
+    void decayKeepsTheBlocksAClassInUseNeeds() {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final ThreadCache cache = a.context();
+            final int sc = SizeClasses.classOf(BUSY);
+            final long[] live = new long[WORKING_SET];
+            for (int events = 0; events < 4 * ThreadCache.DECAY_EVENTS; events += 2 * WORKING_SET) {
+                for (int i = 0; i < WORKING_SET; i++) {
+                    live[i] = a.allocate(BUSY);
+                }
+                for (int i = 0; i < WORKING_SET; i++) {
+                    a.free(live[i]);
+                }
+            }
+            final int kept = cache.cached(sc);
+            assertTrue(kept >= WORKING_SET && kept < PageMap.PAGE / BUSY,
+                    () -> "kept " + kept + ": the working set, less than the superblock's blocks it was filled with");
+            assertAllReturned(a);
+        }
+    }
+
+    @Test
+    void afterABurstOfThreadsThatUsedAClassOnceAndSitIdleTrimLeavesOneSuperblockPerThread() throws Exception {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final AllocatorStats start = quiesce(a);
+            final long before = start.pageBytesCommitted();
+            final CountDownLatch decayed = new CountDownLatch(THREADS);
+            final CountDownLatch finish = new CountDownLatch(1);
+            final List<Throwable> failures = new CopyOnWriteArrayList<>();
+            final long[] peaks = new long[THREADS];
+            final List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                final int thread = t;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        final ThreadCache cache = a.context();
+                        final long p = a.allocate(ONCE);
+                        Words.sp(p, p); // touch it
+                        a.free(p);
+                        a.free(a.allocate(BUSY));
+                        peaks[thread] = a.stats().pageBytesCommitted();
+                        decayUntilGone(a, cache, SizeClasses.classOf(ONCE));
+                        assertEquals(0, cache.cached(SizeClasses.classOf(ONCE)), "decayed");
+                    } catch (final Throwable e) {
+                        failures.add(e);
+                    } finally {
+                        decayed.countDown();
+                    }
+                    try {
+                        finish.await(); // idle, alive, with its cache
+                    } catch (final InterruptedException e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            decayed.await();
+            assertEquals(List.of(), failures);
+            long peak = 0;
+            for (final long p : peaks) {
+                peak = Math.max(peak, p - before);
+            }
+            final long trimmed = peak;
+            a.trim();
+            final AllocatorStats after = a.stats();
+            // Bound: each idle thread pins the one superblock of the class it still uses, nothing of
+            // the class it used once (without the decay: two superblocks per thread).
+            assertTrue(after.pageBytesCommitted() - before <= bound(start, after),
+                    () -> "before " + before + ", peak +" + trimmed + ", after " + after);
+            assertTrue(trimmed >= 2L * PageMap.PAGE, () -> "the burst committed a superblock per class: +" + trimmed);
+            finish.countDown();
+            for (final Thread thread : threads) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+            assertAllReturned(a);
+        }
+    }
+
+    @Test
+    void trimHasALiveThreadDrainItsCacheAtItsNextAllocation() throws Exception {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final AllocatorStats start = quiesce(a);
+            final long before = start.pageBytesCommitted();
+            final CountDownLatch used = new CountDownLatch(THREADS);
+            final CountDownLatch trimmed = new CountDownLatch(1);
+            final CountDownLatch stepped = new CountDownLatch(THREADS);
+            final CountDownLatch finish = new CountDownLatch(1);
+            final List<Throwable> failures = new CopyOnWriteArrayList<>();
+            final ThreadCache[] caches = new ThreadCache[THREADS];
+            final List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                final int thread = t;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        caches[thread] = a.context();
+                        a.free(a.allocate(ONCE));
+                        used.countDown();
+                        trimmed.await(); // idle while trim() runs
+                        a.free(a.allocate(BUSY)); // one event: the requested drain runs first
+                        stepped.countDown();
+                        finish.await();
+                    } catch (final Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            used.await();
+            assertEquals(List.of(), failures);
+            final int sc = SizeClasses.classOf(ONCE);
+            for (final ThreadCache cache : caches) {
+                assertTrue(cache.cached(sc) > 0, "each thread caches the superblock it used once");
+            }
+            a.trim(); // drains the caller's cache, asks the live threads to drain theirs
+            trimmed.countDown();
+            stepped.await();
+            assertEquals(List.of(), failures);
+            for (final ThreadCache cache : caches) {
+                assertEquals(0, cache.cached(sc), "drained at the thread's next allocation");
+            }
+            a.trim();
+            final AllocatorStats after = a.stats();
+            // Bound: each thread pins the superblock of the class it allocated after the request,
+            // nothing of the class it used before (without the request: two superblocks per thread).
+            assertTrue(after.pageBytesCommitted() - before <= bound(start, after),
+                    () -> "before " + before + ", after " + after);
+            finish.countDown();
+            for (final Thread thread : threads) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+            assertAllReturned(a);
+        }
+    }
+}
