@@ -1,7 +1,10 @@
 package dev.limbo.allocator;
 
 /**
- * What a thread cache does when it is full, and where a block freed by another thread goes.
+ * What a thread cache does with freed blocks: keep them in a capped cache that it flushes when
+ * full (the first three, LRMalloc's design with the flush policies of LRMalloc, jemalloc/tcmalloc
+ * and mimalloc's remote lists; kept for the batch-free study, which reproduces those allocators),
+ * or give each to the local list of its owned superblock ({@link #OWNED}, the default).
  */
 public enum FlushPolicy {
     /**
@@ -25,5 +28,14 @@ public enum FlushPolicy {
      * cache owns a superblock, even when an unowned block's late flush puts an owned superblock
      * back on the partial stack.
      */
-    OWNER_RETURN
+    OWNER_RETURN,
+    /**
+     * mimalloc's free-list sharding, and the default: every superblock a cache allocated from stays
+     * owned by it (its cache tag is in the page's owner word) until it is released or the cache is
+     * drained. The owner's free of a block goes to the superblock's own local list (one owner-word
+     * load tells it is local; no cap, no flush, no atomic); another thread's free goes to the
+     * superblock's remote list. A refill swaps in a whole local list in O(1). See
+     * {@code OwnedSuperblocks}.
+     */
+    OWNED
 }

@@ -113,7 +113,7 @@ final class Lifecycle implements Runnable {
                 continue; // retired, or released already
             }
             final long page = Words.lp(desc + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
-            if (PageMap.owner(page) == PageMap.encode(PageMap.SMALL, id, sc, d)) {
+            if (PageMap.withCache(PageMap.owner(page), 0) == PageMap.encode(PageMap.SMALL, id, sc, d)) {
                 PageMap.setOwner(page, 0L); // unregister before the page can be reused
                 pages.free(page, 1);
             }

@@ -180,6 +180,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     final boolean checked;
     final boolean debug;
     final FlushPolicy policy;
+    /** Whether owned superblocks take other threads' frees on remote lists (OWNER_RETURN, OWNED). */
+    final boolean remoteFrees;
     final int[] cap = new int[SizeClasses.COUNT + 1];
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
     final Descriptors descriptors = new Descriptors(pages);
@@ -223,11 +225,14 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.policy = b.policy;
+        this.remoteFrees = policy == FlushPolicy.OWNER_RETURN || policy == FlushPolicy.OWNED;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            cap[sc] = (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
+            // OWNED: the list holds blocks of the current superblock (or of one fill), never more than a page's worth.
+            cap[sc] = policy == FlushPolicy.OWNED ? Integer.MAX_VALUE
+                    : (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
         }
         for (int i = 0; i < STRIPES; i++) {
-            stripes[i] = new ThreadCache(this);
+            stripes[i] = new ThreadCache(this, true);
         }
         // The hook and the cleaner action reference the allocator weakly or not at all, so that an
         // allocator nobody references can be collected (and then closed by the cleaner).
@@ -276,7 +281,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     public static final class Builder {
         private boolean checked = Boolean.getBoolean(CHECKED_PROPERTY);
         private boolean debug;
-        private FlushPolicy policy = FlushPolicy.OWNER_RETURN;
+        private FlushPolicy policy = FlushPolicy.OWNED;
         private long cacheBytes = 64 << 10;
 
         /** Checked mode: clear exceptions for bad pointers (default: {@value LimboAllocator#CHECKED_PROPERTY}, else off). */
@@ -291,7 +296,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             return this;
         }
 
-        /** The flush policy (default {@link FlushPolicy#OWNER_RETURN}); not null. */
+        /** The flush policy (default {@link FlushPolicy#OWNED}); not null. */
         public Builder flushPolicy(final FlushPolicy p) {
             this.policy = Objects.requireNonNull(p, "flush policy");
             return this;
@@ -490,8 +495,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             for (int k = i; k < j - 1; k++) {
                 Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size));
             }
-            if (policy != FlushPolicy.OWNER_RETURN
-                    || !pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
+            if (!remoteFrees || !pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
                 flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
             }
             freed += (long) (j - i) * size;
@@ -809,7 +813,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         ThreadCache cache = takeSpare();
         if (cache == null) {
-            cache = new ThreadCache(this);
+            cache = new ThreadCache(this, true);
         }
         caches.set(participant, cache);
         return cache;
@@ -878,6 +882,37 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         cache.retired = true;
         cache.ownerId = -1; // see knownCache
         uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes);
+        freeTag(cache.tag()); // after the drain cleared every owner word that carried it
+    }
+
+    // ---------------------------------------------------------------- cache tags (OWNED)
+
+    /** Cache tags given back by retired caches, for reuse; guarded by itself. */
+    private final int[] freeTags = new int[PageMap.MAX_CACHE];
+    private int freeTagCount;
+    private int nextTag = 1;
+
+    /**
+     * A tag for a new owning cache, or -1 if every tag is taken (the cache then owns nothing: its
+     * blocks' frees go to remote lists and anchors). A tag is reused only after {@link #freeTag},
+     * which runs once no owner word carries it; the monitor orders those clears before the new
+     * owner's reads.
+     */
+    int takeTag() {
+        synchronized (freeTags) {
+            if (freeTagCount > 0) {
+                return freeTags[--freeTagCount];
+            }
+            return nextTag <= PageMap.MAX_CACHE ? nextTag++ : -1;
+        }
+    }
+
+    private void freeTag(final int tag) {
+        if (tag > 0) {
+            synchronized (freeTags) {
+                freeTags[freeTagCount++] = tag;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- superblock protocol
@@ -1112,6 +1147,28 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return n;
     }
 
+    /**
+     * OWNED: marks superblock {@code d}, just owned by the cache with tag {@code tag}, as that
+     * cache's in its page's owner word (PageMap (2), a release store).
+     */
+    void tag(final int d, final int tag) {
+        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
+        PageMap.setOwner(page, PageMap.withCache(PageMap.owner(page), tag));
+    }
+
+    /**
+     * Gives up ownership of {@code d}: clears its owner word's cache tag (OWNED; only the owner ever
+     * reads its own tag, so a plain check suffices), then {@link #abandon}s it.
+     */
+    void disown(final int d) {
+        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
+        final long word = PageMap.owner(page);
+        if (PageMap.cache(word) != 0) {
+            PageMap.setOwner(page, PageMap.withCache(word, 0));
+        }
+        abandon(d);
+    }
+
     /** Gives up ownership of {@code d}; its remote list goes back to the anchor. */
     void abandon(final int d) {
         final long desc = descriptors.offset(d);
@@ -1181,7 +1238,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     boolean isBlock(final long ptr, final int sc) {
         return (ptr & 7) == 0 && ptr != 0 && Long.compareUnsigned(ptr, WORD_LIMIT) < 0
-                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> 32 == (smallTag << 8 | sc)
+                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> PageMap.CLASS_TAG_SHIFT == (smallTag << 6 | sc)
                 && startsBlock(ptr & PageMap.PAGE_MASK, sc);
     }
 
@@ -1207,7 +1264,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             return allocateLarge(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
-        final ThreadCache scratch = new ThreadCache(this); // rare: every stripe was busy
+        final ThreadCache scratch = new ThreadCache(this, false); // rare: every stripe was busy
         fill(scratch, sc);
         final long block = scratch.head(sc);
         final int n = scratch.count(sc);
@@ -1238,7 +1295,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         final int sc = PageMap.sizeClass(owner);
         uncachedNet.addAndGet(-SizeClasses.size(sc));
-        if (policy != FlushPolicy.OWNER_RETURN || !pushRemote(PageMap.descriptor(owner), ptr)) {
+        if (!remoteFrees || !pushRemote(PageMap.descriptor(owner), ptr)) {
             flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
         }
     }

@@ -139,6 +139,10 @@ public final class ThreadCache {
     private final int[] reserveCount = new int[SizeClasses.COUNT + 1];
     /** The first batch a refill takes back from a reserve in an interval; each next one is twice as large. */
     private static final int TAKE_BACK = 8;
+    /** OWNED: passes after which a class whose reserve stayed untouched is drained. */
+    static final int IDLE_PASSES = 4;
+    /** OWNED: per size class, the passes its reserve has stayed untouched. */
+    private final int[] idlePasses = new int[SizeClasses.COUNT + 1];
     /** Per size class, the blocks the next refill takes back from the reserve. */
     private final int[] takeBack = new int[SizeClasses.COUNT + 1];
     /**
@@ -149,8 +153,17 @@ public final class ThreadCache {
     @SuppressWarnings("unused") // accessed through BUSY
     private volatile int busy;
 
-    ThreadCache(final LimboAllocator allocator) {
+    /** OWNED: the superblocks this cache owns besides the current ones; null under the other policies. */
+    private final OwnedSuperblocks owned;
+
+    /**
+     * A cache of {@code allocator}; {@code owning} if it may own superblocks (OWNED: it takes a cache
+     * tag, which {@link LimboAllocator} gives back when the cache retires).
+     */
+    ThreadCache(final LimboAllocator allocator, final boolean owning) {
         this.allocator = allocator;
+        this.owned = owning && allocator.policy == FlushPolicy.OWNED
+                ? new OwnedSuperblocks(allocator, this, allocator.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
         this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
@@ -232,7 +245,7 @@ public final class ThreadCache {
                 || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
         }
-        push(ptr, sc, PageMap.descriptor(owner));
+        push(ptr, sc, owner);
     }
 
     /**
@@ -295,19 +308,29 @@ public final class ThreadCache {
         return 1;
     }
 
-    void push(final long ptr, final int sc, final int descriptor) {
+    /** Frees {@code ptr}, a checked block of class {@code sc} of this allocator whose page's owner word is {@code owner}. */
+    void push(final long ptr, final int sc, final long ownerWord) {
+        long owner = ownerWord;
         if (--decayCountdown == 0) {
             decay();
+            owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT); // the pass may have given the superblock up
         }
         final long[] s = slots;
         final int at = sc << 2;
         // The highest index first: its range check covers the three below it.
         final long cap = s[at + CAP];
-        // CURRENT stays 0 unless the policy is owner return, so a block of the owned superblock (the
-        // common case) costs one comparison.
-        if (s[at + CURRENT] != descriptor && ownerReturn && allocator.pushRemote(descriptor, ptr)) {
-            returnedBytes += SizeClasses.size(sc);
-            return;
+        final int descriptor = PageMap.descriptor(owner);
+        // CURRENT stays 0 unless the policy is owner return or owned, so a block of the owned
+        // superblock (the common case) costs one comparison.
+        if (s[at + CURRENT] != descriptor) {
+            if (owned != null) {
+                freeNotCurrent(ptr, sc, owner, descriptor);
+                return;
+            }
+            if (ownerReturn && allocator.pushRemote(descriptor, ptr)) {
+                returnedBytes += SizeClasses.size(sc);
+                return;
+            }
         }
         long n = s[at + COUNT];
         if (n >= cap) {
@@ -317,6 +340,26 @@ public final class ThreadCache {
         Words.sp(ptr, s[at + HEAD] - (ptr + SizeClasses.size(sc)));
         s[at + HEAD] = ptr;
         s[at + COUNT] = n + 1;
+    }
+
+    /**
+     * OWNED: frees a block that is not of the current superblock of its class: onto its owned
+     * superblock's local list, or (another cache's, or nobody's) onto its remote list or anchor.
+     */
+    private void freeNotCurrent(final long ptr, final int sc, final long owner, final int descriptor) {
+        if (owned.owns(owner)) {
+            owned.freeLocal(ptr, sc, descriptor);
+            return;
+        }
+        returnedBytes += SizeClasses.size(sc);
+        if (!allocator.pushRemote(descriptor, ptr)) {
+            allocator.flushRun(descriptor, ptr, ptr, 1, sc);
+        }
+    }
+
+    /** This cache's tag in owner words (OWNED), or -1 if it has none. */
+    int tag() {
+        return owned == null ? -1 : owned.tag;
     }
 
     /** The first block of the cached list of class {@code sc}. */
@@ -363,11 +406,19 @@ public final class ThreadCache {
     private void releaseQuarantined(final long ptr) {
         final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
         allocator.verifyPoison(ptr, PageMap.sizeClass(owner));
-        push(ptr, PageMap.sizeClass(owner), PageMap.descriptor(owner));
+        push(ptr, PageMap.sizeClass(owner), owner);
     }
 
     private int refill(final int sc) {
         final int reserved = reserveCount[sc];
+        if (owned != null) {
+            if (reserved > 0) { // the class is in use again: its reserve comes back whole
+                reserveCount[sc] = 0;
+                setList(sc, reserveHead[sc], reserved);
+                return reserved;
+            }
+            return owned.refill(sc);
+        }
         if (reserved > 0) { // the class is in use again: a batch of its reserve comes back
             final int take = Math.min(reserved, takeBack[sc]);
             takeBack[sc] = take << 1;
@@ -390,12 +441,12 @@ public final class ThreadCache {
         return n;
     }
 
-    /** OWNER_RETURN: gives up ownership of the current superblock of class {@code sc}. */
+    /** OWNER_RETURN, OWNED: gives up ownership of the current superblock of class {@code sc}. */
     private void abandon(final int sc) {
         final int descriptor = current(sc);
         if (descriptor != 0) {
             setCurrent(sc, 0);
-            allocator.abandon(descriptor);
+            allocator.disown(descriptor);
         }
     }
 
@@ -455,6 +506,10 @@ public final class ThreadCache {
             return;
         }
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            if (owned != null) {
+                decayOwned(sc);
+                continue;
+            }
             final int idle = reserveCount[sc];
             final int n = count(sc);
             if (idle == 0 && n == 0) {
@@ -484,6 +539,43 @@ public final class ThreadCache {
             reserveHead[sc] = head;
             reserveCount[sc] = kept;
             takeBack[sc] = TAKE_BACK;
+        }
+    }
+
+    /**
+     * One decay pass of class {@code sc} under OWNED. The list is set aside as the reserve, which
+     * the next refill takes back whole (O(1)): a class whose reserve is still untouched after
+     * IDLE_PASSES passes handed out no block from it for that long, and is drained (its superblocks
+     * given up, every block it holds returned). (Not after one pass: a working set smaller than the
+     * list, such as one block allocated and freed in a loop, never touches the reserve, and a drain
+     * walks the whole list.) An owned superblock's blocks cannot go back to it in part
+     * (it is never released while owned), so there is no partial return here; the other owned
+     * superblocks decay on their own (OwnedSuperblocks.decay).
+     */
+    private void decayOwned(final int sc) {
+        owned.decay(sc);
+        if (reserveCount[sc] > 0) {
+            if (++idlePasses[sc] < IDLE_PASSES) {
+                return;
+            }
+            idlePasses[sc] = 0;
+            abandon(sc);
+            final int reserved = reserveCount[sc];
+            reserveCount[sc] = 0;
+            returnedBytes += (long) reserved * SizeClasses.size(sc);
+            allocator.flushList(reserveHead[sc], reserved, sc);
+            if (count(sc) > 0) {
+                returnList(sc);
+            }
+            owned.drain(sc);
+            return;
+        }
+        idlePasses[sc] = 0;
+        final int n = count(sc);
+        if (n > 0) {
+            reserveHead[sc] = head(sc);
+            reserveCount[sc] = n;
+            setList(sc, 0, 0);
         }
     }
 
@@ -540,6 +632,9 @@ public final class ThreadCache {
                 returnedBytes += (long) reserved * SizeClasses.size(sc);
                 allocator.flushList(reserveHead[sc], reserved, sc);
             }
+            if (owned != null) {
+                owned.drain(sc);
+            }
         }
     }
 
@@ -557,6 +652,9 @@ public final class ThreadCache {
         long bytes = 0;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             bytes += (long) cached(sc) * SizeClasses.size(sc);
+        }
+        if (owned != null) {
+            bytes += owned.localBytes();
         }
         return quarantine == null ? bytes : bytes + quarantinedBytes();
     }

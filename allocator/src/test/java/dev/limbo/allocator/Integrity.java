@@ -135,7 +135,7 @@ final class Integrity {
             }
             default -> fail(where + ": state " + state);
         }
-        assertEquals(PageMap.encode(PageMap.SMALL, a.id, sc, d), PageMap.owner(sb >>> PageMap.PAGE_SHIFT),
+        assertEquals(PageMap.encode(PageMap.SMALL, a.id, sc, d), PageMap.withCache(PageMap.owner(sb >>> PageMap.PAGE_SHIFT), 0),
                 where + ": its page's owner word");
         return true;
     }

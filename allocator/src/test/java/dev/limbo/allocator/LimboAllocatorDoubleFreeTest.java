@@ -56,7 +56,8 @@ class LimboAllocatorDoubleFreeTest {
     static void assertInsideSuperblock(final LimboAllocator a, final long p, final long size) {
         final int sc = SizeClasses.classOf(size);
         assertTrue(p > 0 && p < Words.SEGMENT.byteSize() && (p & 7) == 0
-                        && PageMap.owner(p >>> PageMap.PAGE_SHIFT) >>> 32 == PageMap.encode(PageMap.SMALL, a.id, sc, 0) >>> 32
+                        && PageMap.owner(p >>> PageMap.PAGE_SHIFT) >>> PageMap.CLASS_TAG_SHIFT
+                                == PageMap.encode(PageMap.SMALL, a.id, sc, 0) >>> PageMap.CLASS_TAG_SHIFT
                         && (p & PageMap.PAGE_MASK) + SizeClasses.size(sc) <= PageMap.PAGE,
                 () -> String.format(Locale.ROOT, "0x%x is not inside a superblock of %d-byte blocks of %s", p, size, a));
     }
@@ -136,7 +137,7 @@ class LimboAllocatorDoubleFreeTest {
     void aFlushThatWouldEmptyAnOwnedSuperblockIsDropped() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.create();
-        final ThreadCache owner = new ThreadCache(a);
+        final ThreadCache owner = new ThreadCache(a, false);
         final int sc = SizeClasses.classOf(SIZE);
         final int d = a.fill(owner, sc); // a fresh superblock: every block in the owner's list
         assertTrue(a.own(d));
@@ -147,7 +148,7 @@ class LimboAllocatorDoubleFreeTest {
         // would empty the superblock is dropped, or a released superblock would stay owned.
         a.flushRun(d, head, head + (BLOCKS - 1L) * SIZE, BLOCKS, sc);
         assertEquals(anchor, Words.lp(desc + DescriptorLayout.ANCHOR), "the anchor moved");
-        assertEquals(PageMap.encode(PageMap.SMALL, a.id, sc, d), PageMap.owner(head >>> PageMap.PAGE_SHIFT),
+        assertEquals(PageMap.encode(PageMap.SMALL, a.id, sc, d), PageMap.withCache(PageMap.owner(head >>> PageMap.PAGE_SHIFT), 0),
                 "the owned superblock was released");
         assertEquals(1, a.stats().brokenLists());
         a.abandon(d); // now the same flush is the owner's, and empties the superblock
@@ -161,7 +162,7 @@ class LimboAllocatorDoubleFreeTest {
     void aStaleFlushCannotLandOnTheNextSuperblockOfItsDescriptor() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
-        final ThreadCache first = new ThreadCache(a);
+        final ThreadCache first = new ThreadCache(a, false);
         final int sc = SizeClasses.classOf(SIZE);
         final int d = a.fill(first, sc);
         final long desc = a.descriptors.offset(d);
@@ -169,7 +170,7 @@ class LimboAllocatorDoubleFreeTest {
         final long firstAnchor = Words.lp(desc + DescriptorLayout.ANCHOR);
         a.flushList(stale, BLOCKS, sc); // FULL -> EMPTY: released, and d retired
         first.setList(sc, 0, 0);
-        final ThreadCache second = new ThreadCache(a);
+        final ThreadCache second = new ThreadCache(a, false);
         final int sc2 = SizeClasses.classOf(2 * SIZE);
         assertEquals(d, a.fill(second, sc2), "the recycle stack hands the retired descriptor out again");
         final long anchor = Words.lp(desc + DescriptorLayout.ANCHOR);

@@ -2,12 +2,16 @@ package dev.limbo.allocator.internal;
 
 import dev.limbo.core.Layouts;
 
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 
 /**
- * A superblock descriptor (LRMalloc thesis §5.4.1), one 64-byte cache line in a never-freed,
+ * A superblock descriptor (LRMalloc thesis §5.4.1), two 64-byte cache lines in a never-freed,
  * index-addressed table, so stale reads of its links are always in bounds (type-stable memory).
+ * The first line holds the shared fields; the second the fields that only the thread cache owning
+ * the superblock ({@code FlushPolicy.OWNED}) reads and writes, so that its frees never contend
+ * with other threads' remote frees and anchor CASes on one line.
  *
  * <pre>
  *  0 anchor(8)       state:2 | avail:31 | count:31, CAS-updated      (see {@link Anchor})
@@ -18,6 +22,11 @@ import java.lang.foreign.ValueLayout;
  * 40 maxCount(8)     blocks in the superblock
  * 48 sizeClass(8)    0 while the descriptor is retired (unused)
  * 56 pad(8)
+ * 64 localHead(8)    OWNED: the owner's local free list of a superblock that is not its current one
+ * 72 localCount(8)   OWNED: blocks on that list
+ * 80 ownedPrev(8)    OWNED: the owner's circular list (ready or full) this superblock is on: previous
+ * 88 ownedNext(8)    ... and next descriptor index
+ * 96 pad(32)
  * </pre>
  * Alignment 64 leaves 6 low bits of a descriptor offset free, but links hold indices, not offsets.
  */
@@ -30,7 +39,12 @@ public final class DescriptorLayout {
             ValueLayout.JAVA_LONG.withName("superblock"),
             ValueLayout.JAVA_LONG.withName("remoteHead"),
             ValueLayout.JAVA_LONG.withName("maxCount"),
-            ValueLayout.JAVA_LONG.withName("sizeClass"));
+            ValueLayout.JAVA_LONG.withName("sizeClass"),
+            MemoryLayout.paddingLayout(Long.BYTES),
+            ValueLayout.JAVA_LONG.withName("localHead"),
+            ValueLayout.JAVA_LONG.withName("localCount"),
+            ValueLayout.JAVA_LONG.withName("ownedPrev"),
+            ValueLayout.JAVA_LONG.withName("ownedNext"));
 
     public static final long SIZE = LAYOUT.byteSize();
     public static final long ANCHOR = Layouts.offsetOf(LAYOUT, "anchor");
@@ -40,6 +54,10 @@ public final class DescriptorLayout {
     public static final long REMOTE_HEAD = Layouts.offsetOf(LAYOUT, "remoteHead");
     public static final long MAX_COUNT = Layouts.offsetOf(LAYOUT, "maxCount");
     public static final long SIZE_CLASS = Layouts.offsetOf(LAYOUT, "sizeClass");
+    public static final long LOCAL_HEAD = Layouts.offsetOf(LAYOUT, "localHead");
+    public static final long LOCAL_COUNT = Layouts.offsetOf(LAYOUT, "localCount");
+    public static final long OWNED_PREV = Layouts.offsetOf(LAYOUT, "ownedPrev");
+    public static final long OWNED_NEXT = Layouts.offsetOf(LAYOUT, "ownedNext");
 
     private DescriptorLayout() {
     }

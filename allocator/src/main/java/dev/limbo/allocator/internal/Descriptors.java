@@ -78,7 +78,7 @@ public final class Descriptors {
     /** A table whose chunks come from {@code pages}. */
     public Descriptors(final BestFitPageAllocator pages) {
         this.pages = pages;
-        this.chunks = new long[(int) Math.min(Integer.MAX_VALUE / CHUNK, (2 * PageMap.PAGES) / CHUNK + 2)];
+        this.chunks = new long[(int) Math.min(PageMap.MAX_DESCRIPTORS / CHUNK, (2 * PageMap.PAGES) / CHUNK + 2)];
     }
 
     /** The region offset of descriptor {@code index}. */

@@ -9,7 +9,10 @@ import dev.limbo.core.Words;
  * LRMalloc's per-4-KiB pagemap (thesis §5.5): superblocks are page-aligned in the region, so a
  * pointer's page is {@code ptr >>> PAGE_SHIFT}.
  *
- * <p>The owner word encodes {@code kind:2 | allocator:16 | sizeClass:8 | descriptor:32}. Kinds:
+ * <p>The owner word encodes {@code kind:2 | allocator:16 | sizeClass:6 | cache:14 | descriptor:26}
+ * (high bits first). {@code cache} is the {@linkplain #cache owning thread cache's tag} while a
+ * thread cache owns the superblock ({@code FlushPolicy.OWNED}), else 0: a free tells a block of
+ * its own superblocks by one load. Kinds:
  * {@link #NONE} (not allocated), {@link #SMALL} (a superblock of one size class),
  * {@link #LARGE} (first page of a large allocation), {@link #LARGE_INTERIOR} (a later page of one).
  *
@@ -146,9 +149,31 @@ public final class PageMap {
         Words.sp(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.FLAGS, flags);
     }
 
+    /** Bits of the descriptor index in an owner word: at most {@value #MAX_DESCRIPTORS} descriptors. */
+    private static final int DESCRIPTOR_BITS = 26;
+    /** The most descriptors an owner word can name. */
+    public static final int MAX_DESCRIPTORS = 1 << DESCRIPTOR_BITS;
+    private static final int CACHE_SHIFT = DESCRIPTOR_BITS;
+    /** The largest thread-cache tag an owner word can hold; tag 0 means "owned by no cache". */
+    public static final int MAX_CACHE = (1 << 14) - 1;
+    private static final int CLASS_SHIFT = 40;
+
+    /** An owner word with no owning cache. */
     public static long encode(final int kind, final int allocator, final int sizeClass, final int descriptor) {
-        return ((long) kind << 62) | ((long) (allocator & 0xFFFF) << 40) | ((long) (sizeClass & 0xFF) << 32)
-                | (descriptor & 0xFFFF_FFFFL);
+        return encode(kind, allocator, sizeClass, 0, descriptor);
+    }
+
+    /** An owner word; {@code cache} is the tag of the thread cache that owns the superblock, or 0. */
+    public static long encode(final int kind, final int allocator, final int sizeClass, final int cache,
+            final int descriptor) {
+        return ((long) kind << 62) | ((long) (allocator & 0xFFFF) << TAG_SHIFT)
+                | ((long) (sizeClass & 0x3F) << CLASS_SHIFT) | ((long) (cache & MAX_CACHE) << CACHE_SHIFT)
+                | (descriptor & (MAX_DESCRIPTORS - 1L));
+    }
+
+    /** {@code word} with its owning cache replaced by {@code cache} (0: none). */
+    public static long withCache(final long word, final int cache) {
+        return (word & ~((long) MAX_CACHE << CACHE_SHIFT)) | ((long) (cache & MAX_CACHE) << CACHE_SHIFT);
     }
 
     public static int kind(final long owner) {
@@ -160,23 +185,34 @@ public final class PageMap {
      * allocator:16}): one comparison with {@link #smallTag} tells whether a block is a small block of
      * a given allocator.
      */
-    public static final int TAG_SHIFT = 40;
+    public static final int TAG_SHIFT = 46;
 
     /** The tag of the owner words of {@code allocator}'s small blocks; see {@link #TAG_SHIFT}. */
     public static long smallTag(final int allocator) {
         return encode(SMALL, allocator, 0, 0) >>> TAG_SHIFT;
     }
 
+    /**
+     * {@code owner >>> CLASS_TAG_SHIFT} is the kind, allocator and size class of an owner word: one
+     * comparison with {@code smallTag << 6 | sizeClass} tells a small block of a given class.
+     */
+    public static final int CLASS_TAG_SHIFT = CLASS_SHIFT;
+
     public static int allocator(final long owner) {
         return (int) ((owner >>> TAG_SHIFT) & 0xFFFF);
     }
 
     public static int sizeClass(final long owner) {
-        return (int) ((owner >>> 32) & 0xFF);
+        return (int) ((owner >>> CLASS_SHIFT) & 0x3F);
+    }
+
+    /** The tag of the thread cache that owns the superblock, or 0. */
+    public static int cache(final long owner) {
+        return (int) ((owner >>> CACHE_SHIFT) & MAX_CACHE);
     }
 
     public static int descriptor(final long owner) {
-        return (int) owner;
+        return (int) (owner & (MAX_DESCRIPTORS - 1L));
     }
 
     private static int pageShift() {

@@ -9,12 +9,20 @@ import org.junit.jupiter.api.Test;
 class LayoutsAndAnchorTest {
 
     @Test
-    void aDescriptorIsOneCacheLineWithEveryFieldEightByteAligned() {
-        assertEquals(64, DescriptorLayout.SIZE);
-        assertEquals(64, DescriptorLayout.LAYOUT.byteSize());
+    void aDescriptorIsTwoCacheLinesSharedThenOwnerOnlyWithEveryFieldEightByteAligned() {
+        assertEquals(128, DescriptorLayout.SIZE);
+        assertEquals(128, DescriptorLayout.LAYOUT.byteSize());
         final long[] offsets = {DescriptorLayout.ANCHOR, DescriptorLayout.NEXT_PARTIAL, DescriptorLayout.NEXT_FREE,
             DescriptorLayout.SUPERBLOCK, DescriptorLayout.REMOTE_HEAD, DescriptorLayout.MAX_COUNT,
-            DescriptorLayout.SIZE_CLASS};
+            DescriptorLayout.SIZE_CLASS, DescriptorLayout.LOCAL_HEAD, DescriptorLayout.LOCAL_COUNT,
+            DescriptorLayout.OWNED_PREV, DescriptorLayout.OWNED_NEXT};
+        for (final long shared : new long[] {DescriptorLayout.ANCHOR, DescriptorLayout.REMOTE_HEAD}) {
+            assertEquals(0, shared / 64, "a shared field on the first line");
+        }
+        for (final long ownerOnly : new long[] {DescriptorLayout.LOCAL_HEAD, DescriptorLayout.LOCAL_COUNT,
+            DescriptorLayout.OWNED_PREV, DescriptorLayout.OWNED_NEXT}) {
+            assertEquals(1, ownerOnly / 64, "an owner-only field on the second line");
+        }
         final java.util.Set<Long> distinct = new java.util.HashSet<>();
         for (final long off : offsets) {
             assertEquals(0, off % 8, "offset " + off);
@@ -27,7 +35,7 @@ class LayoutsAndAnchorTest {
             assertEquals(0, offset % 8, "member " + member + " at " + offset);
             offset += member.byteSize();
         }
-        assertEquals(64, offset);
+        assertEquals(128, offset);
     }
 
     @Test
@@ -92,12 +100,16 @@ class LayoutsAndAnchorTest {
         for (final int kind : kinds) {
             for (final int allocator : new int[] {0, 1, 0xFFFF}) {
                 for (final int sc : new int[] {0, 1, SizeClasses.COUNT}) {
-                    for (final int d : new int[] {0, 1, Integer.MAX_VALUE, -1}) {
-                        final long w = PageMap.encode(kind, allocator, sc, d);
-                        assertEquals(kind, PageMap.kind(w));
-                        assertEquals(allocator, PageMap.allocator(w));
-                        assertEquals(sc, PageMap.sizeClass(w));
-                        assertEquals(d, PageMap.descriptor(w));
+                    for (final int d : new int[] {0, 1, PageMap.MAX_DESCRIPTORS - 1}) {
+                        for (final int cache : new int[] {0, 1, PageMap.MAX_CACHE}) {
+                            final long w = PageMap.encode(kind, allocator, sc, cache, d);
+                            assertEquals(kind, PageMap.kind(w));
+                            assertEquals(allocator, PageMap.allocator(w));
+                            assertEquals(sc, PageMap.sizeClass(w));
+                            assertEquals(cache, PageMap.cache(w));
+                            assertEquals(d, PageMap.descriptor(w));
+                            assertEquals(PageMap.encode(kind, allocator, sc, d), PageMap.withCache(w, 0));
+                        }
                     }
                 }
             }

@@ -10,7 +10,10 @@ import java.lang.foreign.MemorySegment;
  * The allocators a benchmark can name in its {@code allocator} parameter.
  *
  * <ul>
- *   <li>{@code limbo}: {@link LimboAllocator} with its defaults (unchecked, OWNER_RETURN);</li>
+ *   <li>{@code limbo}: {@link LimboAllocator} with its defaults (unchecked, OWNED);</li>
+ *   <li>{@code limbo-v1}: the allocator before owned superblocks (allocator v2, item 10): capped
+ *       caches flushed to their superblocks, one owned superblock per class with a remote list
+ *       (OWNER_RETURN, the default until then); the baseline of the allocator v2 bars;</li>
  *   <li>{@code limbo-checked}, {@code limbo-flush-all}, {@code limbo-partial-flush},
  *       {@code limbo-owner-return}: variants for measuring the cost of checks and the policies;</li>
  *   <li>{@code malloc}: glibc malloc/free through a downcall;</li>
@@ -38,14 +41,14 @@ public final class Allocators {
             case "limbo-checked" -> LimboAllocator.builder().checked(true).build();
             case "limbo-flush-all" -> LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
             case "limbo-partial-flush" -> LimboAllocator.builder().flushPolicy(FlushPolicy.PARTIAL_FLUSH).build();
-            case "limbo-owner-return" -> LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
+            case "limbo-owner-return", "limbo-v1" -> LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
             case "malloc" -> new MallocAllocator();
             case "arena" -> new ArenaPerAllocation();
             case "bump" -> new BumpAllocator();
             case "netty" -> new NettyPooledAllocator();
             default -> throw new IllegalArgumentException("unknown allocator '" + name
                     + "'; known: limbo, limbo-checked, limbo-flush-all, limbo-partial-flush, "
-                    + "limbo-owner-return, malloc, arena, bump, netty");
+                    + "limbo-owner-return, limbo-v1, malloc, arena, bump, netty");
         };
     }
 }
