@@ -41,11 +41,17 @@ import java.util.function.IntConsumer;
  *
  * <p><b>Checked mode</b> (see {@link Builder#checked}) turns a double free, a pointer that was
  * never allocated, an interior or misaligned pointer, and a pointer of another allocator into an
- * {@link IllegalArgumentException} or {@link IllegalStateException} that names the problem. It is
- * off by default, because it costs more than 10 % of the allocate+free fast path (AllocFastPath,
- * 16 B: 69 vs 83 pairs/us, 2 forks), the threshold under which the allocator issue asked for it
- * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
- * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
+ * {@link IllegalArgumentException} or {@link IllegalStateException} that names the problem. A free
+ * changes the block's state by a CAS, so of two threads freeing one block at once exactly one
+ * succeeds. Freed blocks and large runs wait in a quarantine of the freeing thread's cache (a FIFO
+ * of at most {@link Builder#quarantineBytes} bytes, default 256 KiB) before they are reused, so a
+ * stale free (a second free after the program allocated the same size again) is reported while
+ * the block is in quarantine or free; once the block was handed out again, a stale free of it
+ * cannot be told from its new owner's free, and succeeds (CheckedMode's notes). Checked mode is
+ * off by default: the CAS and the quarantine's cold reuse cost about 4x the allocate+free fast path
+ * (AllocFastPath pair, 16 B, 3 forks, on a shared 2-core VM whose uncontended CAS costs 12 ns:
+ * 11.7 ± 1.5 vs 49.4 ± 8.8 pairs/us); the system property {@value #CHECKED_PROPERTY}{@code =true}
+ * turns it on for every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
  * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread,
  * or a platform thread without a participant id, that finds every striped cache busy) interior
@@ -68,9 +74,8 @@ import java.util.function.IntConsumer;
  * count, and a list found broken is dropped at that point instead of followed (its blocks leak;
  * {@link AllocatorStats#brokenLists()} counts such lists).
  *
- * <p><b>Debug mode</b> also poisons freed blocks, quarantines the last {@value #QUARANTINE} frees
- * of each cache before reuse, and reports a write into a freed block when the block leaves
- * quarantine or is reused.
+ * <p><b>Debug mode</b> is checked mode (with its quarantine) that also poisons freed blocks and
+ * reports a write into a freed block when the block leaves the quarantine or is reused.
  *
  * <pre>{@code
  * Implementation notes
@@ -84,7 +89,7 @@ import java.util.function.IntConsumer;
  * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
  *
  * Invariants while no block is freed twice:
- *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
+ *  - A block is in exactly one place: in use, in one cache (or its quarantine), in its superblock's
  *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
  *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
  *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
@@ -115,7 +120,9 @@ import java.util.function.IntConsumer;
  *
  * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
- * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
+ * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b). In checked
+ * mode a free linearizes at its block-state CAS (BlockStates 1) or, for a large run, at the
+ * owner-word CAS that marks it LARGE_FREED (CheckedMode).
  *
  * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
  * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
