@@ -41,11 +41,17 @@ import java.util.function.IntConsumer;
  *
  * <p><b>Checked mode</b> (see {@link Builder#checked}) turns a double free, a pointer that was
  * never allocated, an interior or misaligned pointer, and a pointer of another allocator into an
- * {@link IllegalArgumentException} or {@link IllegalStateException} that names the problem. It is
- * off by default, because it costs more than 10 % of the allocate+free fast path (AllocFastPath,
- * 16 B: 69 vs 83 pairs/us, 2 forks), the threshold under which the allocator issue asked for it
- * to be the default; the system property {@value #CHECKED_PROPERTY}{@code =true} turns it on for
- * every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
+ * {@link IllegalArgumentException} or {@link IllegalStateException} that names the problem. A free
+ * changes the block's state by a CAS, so of two threads freeing one block at once exactly one
+ * succeeds. Freed blocks and large runs wait in a quarantine of the freeing thread's cache (a FIFO
+ * of at most {@link Builder#quarantineBytes} bytes, default 256 KiB) before they are reused, so a
+ * stale free (a second free after the program allocated the same size again) is reported while
+ * the block is in quarantine or free; once the block was handed out again, a stale free of it
+ * cannot be told from its new owner's free, and succeeds (CheckedMode's notes). Checked mode is
+ * off by default: the CAS and the quarantine's cold reuse cost about 4x the allocate+free fast path
+ * (AllocFastPath pair, 16 B, 3 forks, on a shared 2-core VM whose uncontended CAS costs 12 ns:
+ * 11.7 ± 1.5 vs 49.4 ± 8.8 pairs/us); the system property {@value #CHECKED_PROPERTY}{@code =true}
+ * turns it on for every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
  * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread,
  * or a platform thread without a participant id, that finds every striped cache busy) interior
@@ -68,9 +74,8 @@ import java.util.function.IntConsumer;
  * count, and a list found broken is dropped at that point instead of followed (its blocks leak;
  * {@link AllocatorStats#brokenLists()} counts such lists).
  *
- * <p><b>Debug mode</b> also poisons freed blocks, quarantines the last {@value #QUARANTINE} frees
- * of each cache before reuse, and reports a write into a freed block when the block leaves
- * quarantine or is reused.
+ * <p><b>Debug mode</b> is checked mode (with its quarantine) that also poisons freed blocks and
+ * reports a write into a freed block when the block leaves the quarantine or is reused.
  *
  * <pre>{@code
  * Implementation notes
@@ -84,7 +89,7 @@ import java.util.function.IntConsumer;
  * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
  *
  * Invariants while no block is freed twice:
- *  - A block is in exactly one place: in use, in one cache (or quarantine), in its superblock's
+ *  - A block is in exactly one place: in use, in one cache (or its quarantine), in its superblock's
  *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
  *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
  *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
@@ -115,7 +120,9 @@ import java.util.function.IntConsumer;
  *
  * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
  * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
- * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b).
+ * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b). In checked
+ * mode a free linearizes at its block-state CAS (BlockStates 1) or, for a large run, at the
+ * owner-word CAS that marks it LARGE_FREED (CheckedMode).
  *
  * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
  * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
@@ -163,12 +170,7 @@ import java.util.function.IntConsumer;
  */
 public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
-    /** Debug-mode quarantine length per cache. */
-    public static final int QUARANTINE = 64;
     static final long ABANDONED = 1L;
-    private static final byte POISON = (byte) 0xDB;
-    private static final MemorySegment POISON_TEMPLATE =
-            Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
     /** Offsets of whole words in the region are below this. */
     private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
     private static final int STRIPES = Integer.highestOneBit(
@@ -179,6 +181,9 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     final long smallTag;
     final boolean checked;
     final boolean debug;
+    /** Checked mode's block states, quarantines and poison; null in unchecked mode. */
+    final CheckedMode checkedMode;
+    private final long quarantineBytes;
     final FlushPolicy policy;
     /** Whether owned superblocks take other threads' frees on remote lists (OWNER_RETURN, OWNED). */
     final boolean remoteFrees;
@@ -224,6 +229,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         this.smallTag = PageMap.smallTag(id);
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
+        this.quarantineBytes = b.quarantineBytes;
+        this.checkedMode = checked ? new CheckedMode(this, debug, quarantineBytes) : null;
         this.policy = b.policy;
         this.remoteFrees = policy == FlushPolicy.OWNER_RETURN || policy == FlushPolicy.OWNED;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
@@ -283,6 +290,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         private boolean debug;
         private FlushPolicy policy = FlushPolicy.OWNED;
         private long cacheBytes = 64 << 10;
+        private long quarantineBytes = CheckedMode.DEFAULT_QUARANTINE_BYTES;
 
         /** Checked mode: clear exceptions for bad pointers (default: {@value LimboAllocator#CHECKED_PROPERTY}, else off). */
         public Builder checked(final boolean on) {
@@ -290,9 +298,23 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             return this;
         }
 
-        /** Debug mode: checked, plus poisoning, quarantine and write-after-free detection. */
+        /** Debug mode: checked, plus poisoning and write-after-free detection. */
         public Builder debug(final boolean on) {
             this.debug = on;
+            return this;
+        }
+
+        /**
+         * Checked and debug mode: the most bytes of freed blocks and large runs that each cache keeps
+         * in quarantine (out of reuse, so that a stale free of them is caught) before it reuses them;
+         * default 256 KiB. 0 turns the quarantine off. A block or run larger than the bound is not
+         * quarantined. Ignored in unchecked mode.
+         */
+        public Builder quarantineBytes(final long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("quarantine size must not be negative, was " + bytes);
+            }
+            this.quarantineBytes = bytes;
             return this;
         }
 
@@ -334,8 +356,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     /** The settings this allocator was built with, for reports. */
     public String describe() {
-        return String.format(Locale.ROOT, "limbo#%d[policy=%s, checked=%s, debug=%s, page=%d KiB]",
-                id, policy, checked, debug, PageMap.PAGE >> 10);
+        return String.format(Locale.ROOT, "limbo#%d[policy=%s, checked=%s, debug=%s, quarantine=%d KiB, page=%d KiB]",
+                id, policy, checked, debug, checked ? quarantineBytes >> 10 : 0, PageMap.PAGE >> 10);
     }
 
     // ---------------------------------------------------------------- public operations
@@ -474,10 +496,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         if (checked) {
             for (int i = 0; i < small; i++) {
-                markFreed(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT));
-                if (debug) {
-                    poison(ptrs[i]); // marked POISONED, so its reuse verifies the poison
-                }
+                checkedMode.markFreed(ptrs[i], PageMap.owner(ptrs[i] >>> PageMap.PAGE_SHIFT)); // poisons in debug mode
             }
         }
         int i = 0;
@@ -513,9 +532,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             checkBlock(ptr, owner, checked);
             return SizeClasses.size(PageMap.sizeClass(owner));
         }
-        if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
-            throw interiorLarge(ptr);
-        }
+        checkLarge(ptr, owner);
         return PageMap.header(ptr >>> PageMap.PAGE_SHIFT) << PageMap.PAGE_SHIFT;
     }
 
@@ -633,7 +650,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
         checkOpen();
-        final long[] totals = {uncachedNet.get() + largeBytes.get(), 0}; // in use, cached
+        final long[] totals = {uncachedNet.get() + largeBytes.get(), 0, 0}; // in use, cached, quarantined runs
         for (int i = 0; i < caches.length(); i++) {
             addCache(caches.get(i), totals);
         }
@@ -660,17 +677,22 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                 default -> empty++;
             }
         }
-        return new AllocatorStats(net, largeBytes.get(), cached, full, partial, empty, carved,
+        return new AllocatorStats(net, largeBytes.get() - totals[2], cached, full, partial, empty, carved,
                 pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get(),
                 participantFallbacks.sum());
     }
 
-    /** Adds the bytes in use through {@code c} to {@code totals[0]} and its cached bytes to {@code totals[1]}. */
+    /**
+     * Adds the bytes in use through {@code c} to {@code totals[0]}, its cached bytes to {@code totals[1]},
+     * and the bytes of large runs in its quarantine (cached, not in use) to {@code totals[2]}.
+     */
     private static void addCache(final ThreadCache c, final long[] totals) {
         if (c != null) {
             final long inCache = c.cachedBytes();
-            totals[0] += c.takenBytes - c.returnedBytes - inCache;
-            totals[1] += inCache;
+            final long runs = c.quarantinedLargeBytes();
+            totals[0] += c.takenBytes - c.returnedBytes - inCache - runs;
+            totals[1] += inCache + runs;
+            totals[2] += runs;
         }
     }
 
@@ -1273,7 +1295,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             flushList(block + size + Words.lp(block), n - 1, sc);
         }
         if (checked) {
-            markAllocated(block, sc);
+            checkedMode.markAllocated(block, sc);
         }
         uncachedNet.addAndGet(size);
         return block;
@@ -1286,10 +1308,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             return;
         }
         if (checked) {
-            markFreed(ptr, owner);
-            if (debug) {
-                poison(ptr); // marked POISONED, so its reuse verifies the poison
-            }
+            checkedMode.markFreed(ptr, owner); // no quarantine on this rare path; poisons in debug mode
         } else {
             checkBlock(ptr, owner, false); // a rare path: it can afford the interior check
         }
@@ -1331,19 +1350,27 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      * Checks that {@code ptr}, whose page is no small superblock of this allocator, starts one of its large
      * blocks.
      */
-    private void checkLarge(final long ptr, final long owner) {
+    void checkLarge(final long ptr, final long owner) {
         checkOwnership(ptr, owner);
         if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
             throw interiorLarge(ptr);
         }
+        if (PageMap.descriptor(owner) == PageMap.LARGE_FREED) {
+            throw new IllegalStateException(String.format(Locale.ROOT,
+                    "double free: large allocation 0x%x is not allocated: it was freed, and waits in checked mode's "
+                            + "quarantine",
+                    ptr));
+        }
     }
 
-    /** Frees the large block {@code ptr}, checked by {@link #checkLarge}; {@code owner} is its page's owner word. */
-    private void freeLarge(final long ptr, final long owner) {
+    /**
+     * Frees the large block {@code ptr}, checked by {@link #checkLarge} (or quarantined: {@link CheckedMode});
+     * {@code owner} is its page's owner word.
+     */
+    void freeLarge(final long ptr, final long owner) {
         final long page = ptr >>> PageMap.PAGE_SHIFT;
         if (!PageMap.clearOwner(page, owner)) {
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "double free: large allocation 0x%x was freed concurrently", ptr));
+            throw freedConcurrently(ptr);
         }
         final long n = PageMap.header(page);
         for (long p = page + 1; p < page + n; p++) {
@@ -1379,13 +1406,24 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
     }
 
+    static IllegalStateException freedConcurrently(final long ptr) {
+        return new IllegalStateException(String.format(Locale.ROOT,
+                "double free: large allocation 0x%x was freed concurrently", ptr));
+    }
+
+    static IllegalStateException notAllocated(final long ptr, final int size) {
+        return new IllegalStateException(String.format(Locale.ROOT,
+                "block 0x%x (%d bytes) is not allocated: a double free, or a pointer never returned by allocate",
+                ptr, size));
+    }
+
     private static IllegalArgumentException interiorLarge(final long ptr) {
         return new IllegalArgumentException(String.format(Locale.ROOT,
                 "interior pointer 0x%x: it points inside a large allocation, not at its start", ptr));
     }
 
     /** Checks that {@code ptr} starts a block; if {@code allocated}, that the block is allocated. */
-    private void checkBlock(final long ptr, final long owner, final boolean allocated) {
+    void checkBlock(final long ptr, final long owner, final boolean allocated) {
         final int sc = PageMap.sizeClass(owner);
         final int size = SizeClasses.size(sc);
         final long offset = ptr & PageMap.PAGE_MASK;
@@ -1395,54 +1433,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                     "interior pointer 0x%x: it is %d bytes into a %d-byte block", ptr, offset % size, size));
         }
         if (allocated && BlockStates.get(ptr >>> PageMap.PAGE_SHIFT, index) != BlockStates.ALLOCATED) {
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "block 0x%x (%d bytes) is not allocated: a double free, or a pointer never returned by allocate",
-                    ptr, size));
-        }
-    }
-
-    /** Checked mode, on free: validates and marks the block free (poisoned in debug mode). */
-    void markFreed(final long ptr, final long owner) {
-        final int sc = PageMap.sizeClass(owner);
-        final long offset = ptr & PageMap.PAGE_MASK;
-        final int index = SizeClasses.divide(offset, sc);
-        final long page = ptr >>> PageMap.PAGE_SHIFT;
-        if ((long) index * SizeClasses.size(sc) != offset || BlockStates.get(page, index) != BlockStates.ALLOCATED) {
-            checkBlock(ptr, owner, true); // throws the precise error
-        }
-        BlockStates.set(page, index, debug ? BlockStates.POISONED : BlockStates.FREE);
-    }
-
-    /** Checked mode, on allocate: marks the block allocated, verifying its poison in debug mode. */
-    void markAllocated(final long block, final int sc) {
-        final long page = block >>> PageMap.PAGE_SHIFT;
-        final int index = SizeClasses.divide(block & PageMap.PAGE_MASK, sc);
-        if (debug && BlockStates.get(page, index) == BlockStates.POISONED) {
-            verifyPoison(block, sc);
-        }
-        BlockStates.set(page, index, BlockStates.ALLOCATED);
-    }
-
-    /** Debug mode: fills a freed block, except its link word, with the poison byte. */
-    void poison(final long ptr) {
-        final int size = SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptr >>> PageMap.PAGE_SHIFT)));
-        if (size > Long.BYTES) {
-            MemorySegment.copy(POISON_TEMPLATE, 0, Words.SEGMENT, ptr + Long.BYTES, size - Long.BYTES);
-        }
-    }
-
-    /** Debug mode: throws if a freed block's poison was overwritten. */
-    void verifyPoison(final long ptr, final int sc) {
-        final int size = SizeClasses.size(sc);
-        if (size <= Long.BYTES) {
-            return;
-        }
-        final long mismatch = MemorySegment.mismatch(Words.SEGMENT, ptr + Long.BYTES, ptr + size,
-                POISON_TEMPLATE, 0, size - Long.BYTES);
-        if (mismatch >= 0) {
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "write after free: block 0x%x (%d bytes) was modified at byte %d while free",
-                    ptr, size, mismatch + Long.BYTES));
+            throw notAllocated(ptr, size);
         }
     }
 

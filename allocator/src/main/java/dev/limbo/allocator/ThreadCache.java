@@ -114,9 +114,8 @@ public final class ThreadCache {
     private static final int CAP = 3;
     /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
     private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
-    /** Debug-mode quarantine: a ring of recently freed, poisoned blocks. */
-    final long[] quarantine;
-    int quarantineNext;
+    /** Checked mode's quarantine of recently freed blocks and runs ({@link CheckedMode}); null if unchecked. */
+    final CheckedMode.Quarantine quarantine;
     /**
      * Bytes of blocks that entered this cache from superblocks (fills, remote-list collections) and
      * that left it for superblocks or remote lists (flushes, remote frees). Blocks in use through
@@ -171,7 +170,7 @@ public final class ThreadCache {
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             slots[(sc << 2) + CAP] = allocator.cap[sc];
         }
-        this.quarantine = allocator.debug ? new long[LimboAllocator.QUARANTINE] : null;
+        this.quarantine = checked ? allocator.checkedMode.quarantine(this) : null;
     }
 
     /**
@@ -211,7 +210,7 @@ public final class ThreadCache {
         s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
         if (checked) {
-            allocator.markAllocated(block, sc);
+            allocator.checkedMode.markAllocated(block, sc);
         }
         return block;
     }
@@ -231,16 +230,17 @@ public final class ThreadCache {
     void freeHere(final long ptr) {
         final long owner = LimboAllocator.ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
-            allocator.freeNotSmall(ptr, owner);
+            if (checked) {
+                quarantine.freeNotSmall(ptr, owner);
+            } else {
+                allocator.freeNotSmall(ptr, owner);
+            }
             return;
         }
         final int sc = PageMap.sizeClass(owner);
         if (checked) {
-            allocator.markFreed(ptr, owner);
-            if (quarantine != null) { // debug mode
-                quarantine(ptr);
-                return;
-            }
+            quarantine.free(ptr, owner);
+            return;
         } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
                 || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
@@ -390,23 +390,6 @@ public final class ThreadCache {
 
     void setCurrent(final int sc, final int descriptor) {
         slots[(sc << 2) + CURRENT] = descriptor;
-    }
-
-    private void quarantine(final long ptr) {
-        final long evicted = quarantine[quarantineNext];
-        quarantine[quarantineNext] = ptr;
-        quarantineNext = (quarantineNext + 1) % quarantine.length;
-        allocator.poison(ptr);
-        if (evicted != 0) {
-            releaseQuarantined(evicted);
-        }
-    }
-
-    /** A block leaves quarantine: its poison must be intact, then it is freed for real. */
-    private void releaseQuarantined(final long ptr) {
-        final long owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
-        allocator.verifyPoison(ptr, PageMap.sizeClass(owner));
-        push(ptr, PageMap.sizeClass(owner), owner);
     }
 
     private int refill(final int sc) {
@@ -610,16 +593,10 @@ public final class ThreadCache {
         DECAY_COUNTDOWN.setOpaque(this, 1);
     }
 
-    /** Empties the cache completely (thread exit, trim). */
+    /** Empties the cache completely, quarantine first (thread exit, trim). */
     void drain() {
         if (quarantine != null) {
-            for (int i = 0; i < quarantine.length; i++) {
-                final long ptr = quarantine[i];
-                if (ptr != 0) {
-                    quarantine[i] = 0;
-                    releaseQuarantined(ptr);
-                }
-            }
+            quarantine.releaseAll();
         }
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             abandon(sc);
@@ -656,17 +633,17 @@ public final class ThreadCache {
         if (owned != null) {
             bytes += owned.localBytes();
         }
-        return quarantine == null ? bytes : bytes + quarantinedBytes();
+        return quarantine == null ? bytes : bytes + quarantine.smallBytes();
     }
 
-    private long quarantinedBytes() {
-        long bytes = 0;
-        for (final long ptr : quarantine) {
-            if (ptr != 0) {
-                bytes += SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptr >>> PageMap.PAGE_SHIFT)));
-            }
-        }
-        return bytes;
+    /** Bytes held in the quarantine, small blocks and large runs (racy read). */
+    long quarantinedBytes() {
+        return quarantine == null ? 0 : quarantine.smallBytes() + quarantine.largeBytes();
+    }
+
+    /** Bytes of large runs held in the quarantine (racy read), counted as cached, not in use. */
+    long quarantinedLargeBytes() {
+        return quarantine == null ? 0 : quarantine.largeBytes();
     }
 
     boolean tryClaim() {

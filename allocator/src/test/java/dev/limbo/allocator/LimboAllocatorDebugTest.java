@@ -21,8 +21,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Debug mode poisons freed blocks, quarantines them, and reports writes into them. */
 class LimboAllocatorDebugTest {
 
+    /** The quarantine's reach in the tests below, in 64-byte blocks. */
+    private static final int QUARANTINE = 64;
+
     private static LimboAllocator debug(final FlushPolicy policy) {
-        return LimboAllocator.builder().debug(true).flushPolicy(policy).build();
+        return LimboAllocator.builder().debug(true).quarantineBytes(QUARANTINE * 64).flushPolicy(policy).build();
     }
 
     private static long[] allocateAll(final LimboAllocator a, final int n, final long size) {
@@ -44,16 +47,16 @@ class LimboAllocatorDebugTest {
     void aWriteIntoAQuarantinedBlockIsReportedWhenTheBlockLeavesQuarantine(final FlushPolicy policy) {
         final LimboAllocator a = debug(policy);
         final long victim = a.allocate(64);
-        final long[] others = allocateAll(a, LimboAllocator.QUARANTINE + 1, 64);
+        final long[] others = allocateAll(a, QUARANTINE + 1, 64);
         a.free(victim);
         Words.SEGMENT.set(ValueLayout.JAVA_BYTE, victim + 16, (byte) 1); // the bug under test
-        for (int i = 0; i < LimboAllocator.QUARANTINE - 1; i++) {
+        for (int i = 0; i < QUARANTINE - 1; i++) {
             a.free(others[i]); // victim is still in quarantine
         }
         final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> a.free(others[LimboAllocator.QUARANTINE - 1]));
+                () -> a.free(others[QUARANTINE - 1]));
         assertWriteAfterFree(e, victim);
-        a.free(others[LimboAllocator.QUARANTINE]);
+        a.free(others[QUARANTINE]);
         // still usable
         final long p = a.allocate(64);
         a.free(p);
@@ -74,7 +77,7 @@ class LimboAllocatorDebugTest {
     void aWriteIntoAFreeBlockAfterItLeftQuarantineIsReportedWhenTheBlockIsReused(final FlushPolicy policy) {
         final LimboAllocator a = debug(policy);
         final long victim = a.allocate(64);
-        final long[] others = allocateAll(a, LimboAllocator.QUARANTINE, 64);
+        final long[] others = allocateAll(a, QUARANTINE, 64);
         a.free(victim);
         for (final long p : others) {
             a.free(p); // the last one evicts the intact victim into the cache's free list

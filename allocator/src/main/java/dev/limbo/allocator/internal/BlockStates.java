@@ -8,6 +8,8 @@ import dev.limbo.core.internal.NativeCallException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Locale;
 
 /**
@@ -16,10 +18,28 @@ import java.util.Locale;
  *
  * <p>The table holds {@code PAGE / 8} bytes per page (the most blocks a superblock can have), at
  * {@code page * (PAGE / 8) + blockIndex}, in its own {@code MAP_NORESERVE} mapping outside the
- * region: only the bytes of blocks that were ever used get backed. Each byte is written only by
- * the thread that owns its block at that moment (the allocating or the freeing thread), so plain
- * byte accesses suffice; a racy double free from two threads at once may go undetected, a
- * sequential one never does.
+ * region: only the bytes of blocks that were ever used get backed.
+ *
+ * <pre>{@code
+ * Implementation notes
+ *
+ * A free leaves ALLOCATED by a CAS (1) (markFreed), so that of two frees of one block at once
+ * exactly one wins, and the other sees the state the winner wrote. Memory-segment var handles
+ * cannot CAS a byte, so the CAS is on the aligned 8-byte word that holds the state byte (the
+ * table is page-aligned and PER_PAGE is a multiple of 8, so a word holds the states of 8 blocks of
+ * one superblock); widening the state to a word per block would reserve as much address space
+ * as the region itself. The CAS loop retries only when another byte of the word changed (another
+ * block's free), so it is lock-free.
+ *
+ * The other writes are plain byte stores (set): a new superblock's states (2), written before
+ * its blocks escape, and the allocating thread's FREE -> ALLOCATED (3). (3) writes a block that
+ * its cache holds: no other thread frees that block successfully (its state is not ALLOCATED, so
+ * a stale free's CAS fails), and the CASes of the word's other bytes cannot lose (3): a CAS
+ * compares the whole word, so one whose load preceded (3) fails and reloads, and one after (3)
+ * carries (3)'s byte along. The byte store changes no other byte (no word tearing). The blocks
+ * pass between threads through the allocator's own happens-before edges (anchor, remote-list and
+ * partial-stack CASes), which order (2) and (3) before a later free's CAS (1) of the same block.
+ * }</pre>
  */
 public final class BlockStates {
 
@@ -30,6 +50,10 @@ public final class BlockStates {
     private static final long PER_PAGE = PageMap.PAGE / 8;
     private static final MemorySegment STATES = map(PageMap.PAGES * PER_PAGE);
 
+    private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle().withInvokeExactBehavior();
+    /** XORed with a byte's bit offset in its word: 0 on little-endian hardware, 56 on big-endian. */
+    private static final int BYTE_ORDER_FLIP = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN ? 56 : 0;
+
     private BlockStates() {
     }
 
@@ -37,8 +61,32 @@ public final class BlockStates {
         return STATES.get(ValueLayout.JAVA_BYTE, page * PER_PAGE + block);
     }
 
+    /** Plain store of a block's state: (2) and (3) in the notes. */
     public static void set(final long page, final int block, final byte state) {
         STATES.set(ValueLayout.JAVA_BYTE, page * PER_PAGE + block, state);
+    }
+
+    /**
+     * Moves a block from {@link #ALLOCATED} to {@code freed} if it is allocated; false (and no
+     * change) if it is not. Of two calls on one allocated block at once, exactly one returns true.
+     */
+    public static boolean markFreed(final long page, final int block, final byte freed) {
+        final long at = page * PER_PAGE + block;
+        final long word = at & -Long.BYTES;
+        final int shift = ((int) (at & (Long.BYTES - 1)) << 3) ^ BYTE_ORDER_FLIP;
+        final long mask = 0xFFL << shift;
+        final long allocated = (long) ALLOCATED << shift;
+        final long to = (freed & 0xFFL) << shift;
+        for (;;) {
+            final long old = (long) WORD.get(STATES, word);
+            if ((old & mask) != allocated) {
+                return false;
+            }
+            // (1) CAS of the word that holds the state byte.
+            if ((boolean) WORD.compareAndSet(STATES, word, old, old & ~mask | to)) {
+                return true;
+            }
+        }
     }
 
     private static MemorySegment map(final long bytes) {

@@ -37,8 +37,8 @@ import dev.limbo.core.Words;
  *  - Flags are read and written only by the current owner of the page's run.
  * Non-invariants: the owner word of a page nobody holds a block of may change at any time.
  *
- * Linearization points: setOwner - the store (2); clearOwner - the CAS (2b), which at most one of
- * two concurrent frees of the same large run wins.
+ * Linearization points: setOwner - the store (2); clearOwner and replaceOwner - the CAS (2b), which
+ * at most one of two concurrent frees of the same large run wins.
  *
  * Progress: wait-free; every operation is a single access, except charge(), which the page
  * allocator calls once per grow: it takes the class's monitor, and charges (a counter update, no
@@ -48,8 +48,10 @@ import dev.limbo.core.Words;
  *  (1) plain load of the owner word; ordered after (2) by the happens-before edge through which
  *      the caller got its block (see owner()).
  *  (2) release store of the owner word; pairs with (1) through that edge, and with (2b).
- *  (2b) CAS of the owner word (volatile); expects the LARGE word stored by (2) and races with
- *      other (2b) CASes on the same page: only one free of a large run clears it.
+ *  (2b) CAS of the owner word (volatile); expects the LARGE word stored by (2) (or the
+ *      LARGE_FREED word of checked mode's quarantine, which only the quarantine holding the run
+ *      clears) and races with other (2b) CASes on the same page: only one free of a large run
+ *      clears or marks it.
  *  (3) opaque load of a header; pairs with (4). (5) opaque load of a footer; pairs with (6).
  *  (4), (6) opaque stores of a header and a footer, made before the best-fit tree insertion that
  *      publishes them (BestFitPageAllocator (3)); a reader trusts a value only once the tree
@@ -62,7 +64,9 @@ import dev.limbo.core.Words;
  * pair is validated by removing exactly that (pages, start) run from the tree (BestFitPageAllocator).
  * The owner word of a large run carries no version: a free that loses (2b) to a concurrent free of
  * the same run is reported, but a free of a pointer whose run was freed and allocated again
- * (a double free after reuse) sees an identical word and cannot be told apart.
+ * (a double free after reuse) sees an identical word and cannot be told apart. Checked mode keeps
+ * a freed run out of reuse for a while (its quarantine, with the LARGE_FREED word), so that a
+ * stale free within that time is reported.
  * }</pre>
  */
 public final class PageMap {
@@ -120,6 +124,15 @@ public final class PageMap {
         return Words.cas(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER, expected, 0L);
     }
 
+    /**
+     * Replaces the owner word by {@code value} if it still holds {@code expected}; true if this call
+     * replaced it.
+     */
+    public static boolean replaceOwner(final long page, final long expected, final long value) {
+        // (2b) CAS of the owner word, as clearOwner.
+        return Words.cas(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.OWNER, expected, value);
+    }
+
     public static long header(final long page) {
         // (3) opaque load; pairs with (4). May be stale: callers validate by removal from the tree.
         return Words.opaqueLoad(BASE + page * PageEntryLayout.SIZE + PageEntryLayout.HEADER);
@@ -175,6 +188,12 @@ public final class PageMap {
     public static long withCache(final long word, final int cache) {
         return (word & ~((long) MAX_CACHE << CACHE_SHIFT)) | ((long) (cache & MAX_CACHE) << CACHE_SHIFT);
     }
+
+    /**
+     * The descriptor field of the first page's owner word of a large run that checked mode freed into
+     * its quarantine: the run is still the allocator's, and a free of it is a double free.
+     */
+    public static final int LARGE_FREED = 1;
 
     public static int kind(final long owner) {
         return (int) (owner >>> 62);
