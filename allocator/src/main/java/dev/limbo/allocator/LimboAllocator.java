@@ -3,7 +3,6 @@ package dev.limbo.allocator;
 import dev.limbo.allocator.internal.Anchor;
 import dev.limbo.allocator.internal.BestFitPageAllocator;
 import dev.limbo.allocator.internal.BlockStates;
-import dev.limbo.allocator.internal.DescriptorLayout;
 import dev.limbo.allocator.internal.Descriptors;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
@@ -170,9 +169,8 @@ import java.util.function.IntConsumer;
  */
 public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
-    static final long ABANDONED = 1L;
     /** Offsets of whole words in the region are below this. */
-    private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
+    static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
     private static final int STRIPES = Integer.highestOneBit(
             Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
 
@@ -189,7 +187,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     final boolean remoteFrees;
     final int[] cap = new int[SizeClasses.COUNT + 1];
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
-    final Descriptors descriptors = new Descriptors(pages);
+    /** The superblocks, their descriptors and remote lists. */
+    final SuperblockHeap heap;
     private final long regionSize = Region.global().size();
     /**
      * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
@@ -208,8 +207,6 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
     private final AtomicLong largeBytes = new AtomicLong();
-    /** Lists and runs found broken by a double free and dropped; see {@link #broken()}. */
-    private final AtomicLong brokenLists = new AtomicLong();
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
     /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
@@ -223,6 +220,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private volatile boolean closed;
 
     private LimboAllocator(final Builder b, final boolean shared) {
+        final Descriptors descriptors = new Descriptors(pages);
         this.lifecycle = new Lifecycle(descriptors, largeBytes, pages);
         this.id = lifecycle.id;
         this.shared = shared;
@@ -230,6 +228,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.quarantineBytes = b.quarantineBytes;
+        this.heap = new SuperblockHeap(id, checked, pages, descriptors);
         this.checkedMode = checked ? new CheckedMode(this, debug, quarantineBytes) : null;
         this.policy = b.policy;
         this.remoteFrees = policy == FlushPolicy.OWNER_RETURN || policy == FlushPolicy.OWNED;
@@ -514,8 +513,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             for (int k = i; k < j - 1; k++) {
                 Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size));
             }
-            if (!remoteFrees || !pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
-                flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
+            if (!remoteFrees || !heap.pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
+                heap.flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
             }
             freed += (long) (j - i) * size;
             i = j;
@@ -662,23 +661,10 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         final long net = totals[0];
         final long cached = totals[1];
-        long full = 0;
-        long partial = 0;
-        long empty = 0;
-        final int carved = descriptors.carved();
-        for (int d = 1; d < carved; d++) {
-            final long off = descriptors.offset(d);
-            if (Words.opaqueLoad(off + DescriptorLayout.SIZE_CLASS) == 0) {
-                continue;
-            }
-            switch (Anchor.state(Words.opaqueLoad(off + DescriptorLayout.ANCHOR))) {
-                case Anchor.FULL -> full++;
-                case Anchor.PARTIAL -> partial++;
-                default -> empty++;
-            }
-        }
-        return new AllocatorStats(net, largeBytes.get() - totals[2], cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get(),
+        final long[] states = heap.superblockStates();
+        return new AllocatorStats(net, largeBytes.get() - totals[2], cached, states[0], states[1], states[2],
+                states[3], pages.committedBytes(), pages.retainedBytes(),
+                Region.global().committedBytes(), heap.brokenLists(),
                 participantFallbacks.sum());
     }
 
@@ -937,348 +923,6 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
     }
 
-    // ---------------------------------------------------------------- superblock protocol
-
-    /** Fills {@code cache}'s empty list of class {@code sc}; returns the descriptor it drew from. */
-    int fill(final ThreadCache cache, final int sc) {
-        for (int d = descriptors.popPartial(sc); d != 0; d = descriptors.popPartial(sc)) {
-            final long desc = descriptors.offset(d);
-            for (;;) {
-                // (1) volatile anchor load; pairs with (3) and (8).
-                final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
-                if (Anchor.state(old) == Anchor.EMPTY) {
-                    descriptors.retire(d); // released by the flush that emptied it (lazy retire)
-                    break;
-                }
-                if (Anchor.count(old) == 0) {
-                    break; // filled concurrently; the next FULL->PARTIAL flush pushes it again
-                }
-                // Read after (1), before (3): the superblock of old's generation if (3) succeeds.
-                final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-                // (3) anchor CAS: take the whole free list.
-                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, Anchor.FULL, 0, 0))) {
-                    cache.setList(sc, sb + (long) Anchor.avail(old) * SizeClasses.size(sc), Anchor.count(old));
-                    return d;
-                }
-            }
-        }
-        return fillFromNew(cache, sc);
-    }
-
-    private int fillFromNew(final ThreadCache cache, final int sc) {
-        final int d = descriptors.allocate();
-        final long page;
-        try {
-            page = pages.allocate(1);
-        } catch (final RuntimeException | OffHeapOutOfMemoryError e) {
-            descriptors.retire(d);
-            throw e;
-        }
-        final long sb = page << PageMap.PAGE_SHIFT;
-        final int size = SizeClasses.size(sc);
-        final int max = (int) (PageMap.PAGE / size);
-        if (!pages.isClean(page, 1)) {
-            for (int i = 0; i < max; i++) {
-                Words.sp(sb + (long) i * size, 0L); // relative link 0: "the next block"
-            }
-        }
-        if (checked) {
-            for (int i = 0; i < max; i++) {
-                BlockStates.set(page, i, BlockStates.FREE); // the page may have held other blocks
-            }
-        }
-        final long desc = descriptors.offset(d);
-        // The last anchor of the descriptor's previous superblock (EMPTY), or 0 if it is new.
-        final long previous = Words.lp(desc + DescriptorLayout.ANCHOR);
-        Words.sp(desc + DescriptorLayout.SUPERBLOCK, sb);
-        Words.sp(desc + DescriptorLayout.MAX_COUNT, max);
-        Words.sp(desc + DescriptorLayout.SIZE_CLASS, sc);
-        Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        // (8) release store of the next generation's first anchor; pairs with (1).
-        Words.sr(desc + DescriptorLayout.ANCHOR, Anchor.renew(previous));
-        PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
-        cache.setList(sc, sb, max);
-        return d;
-    }
-
-    /**
-     * Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks.
-     * The list is validated as it is walked: from the first block that is not a block of class
-     * {@code sc} of this allocator on, it is dropped (see {@link #broken()}).
-     */
-    void flushList(long head, int n, final int sc) {
-        final int size = SizeClasses.size(sc);
-        if (n > 0 && !isBlock(head, sc)) {
-            broken();
-            return;
-        }
-        while (n > 0) {
-            final long page = head >>> PageMap.PAGE_SHIFT;
-            final int d = PageMap.descriptor(PageMap.owner(page)); // isBlock checked the owner word
-            long tail = head;
-            int k = 1;
-            long next = 0;
-            while (k < n) {
-                next = tail + size + Words.lp(tail);
-                if ((next >>> PageMap.PAGE_SHIFT) != page || !startsBlock(next & PageMap.PAGE_MASK, sc)) {
-                    break;
-                }
-                tail = next;
-                k++;
-            }
-            n -= k;
-            if (n > 0 && !isBlock(next, sc)) { // a link out of the page must reach another superblock of ours
-                n = 0;
-                broken();
-            }
-            flushRun(d, head, tail, k, sc);
-            head = next;
-        }
-    }
-
-    /**
-     * Splices the run {@code head..tail} of {@code k} blocks of class {@code sc}, all in one page and
-     * linked, onto the free list of superblock {@code d}. Drops the run (see {@link #broken()}) if
-     * {@code head} is not a block of the superblock {@code d} holds now, or if the superblock cannot
-     * take {@code k} more free blocks: only a double free leads there.
-     */
-    void flushRun(final int d, final long head, final long tail, final int k, final int sc) {
-        final long desc = descriptors.offset(d);
-        final int size = SizeClasses.size(sc);
-        for (;;) {
-            // (1) volatile anchor load; pairs with (3) and (8).
-            final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
-            // Read after (1), before (3): the fields of old's generation if (3) succeeds, and the
-            // values to use after it (once EMPTY, the descriptor may be retired and reused at once).
-            final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-            final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-            final long offset = head - sb;
-            final int headIndex = SizeClasses.divide(offset & PageMap.PAGE_MASK, sc);
-            final int count = Anchor.count(old) + k;
-            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || !startsBlock(offset, sc)
-                    || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
-                broken(); // another superblock's stale blocks, or more free blocks than it has
-                return;
-            }
-            if (count == max
-                    // (9) volatile load of the remote head: an owned superblock is never empty.
-                    && Words.lv(desc + DescriptorLayout.REMOTE_HEAD) != ABANDONED
-                    // (9b) volatile anchor load: still owned after old, so old + k counts a block twice.
-                    && Words.lv(desc + DescriptorLayout.ANCHOR) == old) {
-                broken();
-                return;
-            }
-            if (Anchor.count(old) > 0) {
-                // (2) plain store of the tail link onto the current list; published by (3).
-                Words.sp(tail, sb + (long) Anchor.avail(old) * size - (tail + size));
-            }
-            final int state = count == max ? Anchor.EMPTY : Anchor.PARTIAL;
-            // (3) anchor CAS.
-            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, state, headIndex, count))) {
-                if (state == Anchor.EMPTY) {
-                    releaseSuperblock(sb);
-                    if (Anchor.state(old) == Anchor.FULL) {
-                        descriptors.retire(d); // FULL->EMPTY: on no partial stack, so nobody else can
-                    }
-                } else if (Anchor.state(old) == Anchor.FULL) {
-                    descriptors.pushPartial(sc, d);
-                }
-                return;
-            }
-        }
-    }
-
-    private void releaseSuperblock(final long sb) {
-        final long page = sb >>> PageMap.PAGE_SHIFT;
-        PageMap.setOwner(page, 0L); // unregister before the page can be reused
-        pages.free(page, 1);
-    }
-
-    // ---------------------------------------------------------------- owner return (mimalloc)
-
-    /**
-     * Takes ownership of a superblock just filled from, so that remote frees come to its remote
-     * list; false if another cache owns it. That happens when a block the owner did not take is
-     * flushed to the anchor (FULL -> PARTIAL, pushed) and we filled from it: overwriting the owner's
-     * remote head would lose its remote list and give the superblock two owners.
-     */
-    boolean own(final int d) {
-        // (4) CAS ABANDONED -> 0 (release); pairs with (5).
-        return Words.cas(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, ABANDONED, 0L);
-    }
-
-    /** Pushes a block onto its owned superblock's remote list; false if the superblock is unowned. */
-    boolean pushRemote(final int d, final long ptr) {
-        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
-        // (5a) plain pre-check: an abandoned superblock (the common case for a cache's own older
-        // superblocks) costs no ordered access. A stale answer only changes where the block goes.
-        if (Words.lp(field) == ABANDONED) {
-            return false;
-        }
-        for (;;) {
-            // (5) volatile load of the remote head.
-            final long head = Words.lv(field);
-            if (head == ABANDONED) {
-                return false;
-            }
-            // (5b) plain link store (absolute, 0-terminated); published by (6).
-            Words.sp(ptr, head);
-            // (6) CAS of the remote head.
-            if (Words.cas(field, head, ptr)) {
-                return true;
-            }
-        }
-    }
-
-    private boolean pushRemoteRun(final int d, final long[] ptrs, final int from, final int to) {
-        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
-        for (int k = from; k < to - 1; k++) {
-            Words.sp(ptrs[k], ptrs[k + 1]); // absolute links for the remote list
-        }
-        for (;;) {
-            // (5) volatile load of the remote head.
-            final long head = Words.lv(field);
-            if (head == ABANDONED) {
-                final int size = SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptrs[from] >>> PageMap.PAGE_SHIFT)));
-                for (int k = from; k < to - 1; k++) {
-                    Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size)); // back to relative links
-                }
-                return false;
-            }
-            // (5b) plain link store; published by (6).
-            Words.sp(ptrs[to - 1], head);
-            // (6) CAS of the remote head.
-            if (Words.cas(field, head, ptrs[from])) {
-                return true;
-            }
-        }
-    }
-
-    /** Moves the remote list of owned superblock {@code d} into the cache; returns the blocks moved. */
-    int collectRemote(final ThreadCache cache, final int sc, final int d) {
-        final long desc = descriptors.offset(d);
-        // (7) get-and-set; acquires the links written before (6).
-        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, 0L);
-        if (list == 0 || list == ABANDONED) {
-            return 0;
-        }
-        final int n = relink(desc, list, remoteLength(desc, list));
-        if (n > 0) {
-            cache.setList(sc, list, n);
-        }
-        return n;
-    }
-
-    /**
-     * OWNED: marks superblock {@code d}, just owned by the cache with tag {@code tag}, as that
-     * cache's in its page's owner word (PageMap (2), a release store).
-     */
-    void tag(final int d, final int tag) {
-        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
-        PageMap.setOwner(page, PageMap.withCache(PageMap.owner(page), tag));
-    }
-
-    /**
-     * Gives up ownership of {@code d}: clears its owner word's cache tag (OWNED; only the owner ever
-     * reads its own tag, so a plain check suffices), then {@link #abandon}s it.
-     */
-    void disown(final int d) {
-        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
-        final long word = PageMap.owner(page);
-        if (PageMap.cache(word) != 0) {
-            PageMap.setOwner(page, PageMap.withCache(word, 0));
-        }
-        abandon(d);
-    }
-
-    /** Gives up ownership of {@code d}; its remote list goes back to the anchor. */
-    void abandon(final int d) {
-        final long desc = descriptors.offset(d);
-        // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
-        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        if (list != 0 && list != ABANDONED) {
-            final int n = relink(desc, list, remoteLength(desc, list));
-            flushList(list, n, (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS));
-        }
-    }
-
-    /**
-     * The length of the 0-terminated remote list {@code list} of owned superblock {@code desc}, up to
-     * its first link that does not lead to a block of the superblock; 0 if the list has more blocks
-     * than the superblock (a cycle: a block pushed twice) or does not start with one of its blocks.
-     * Either is a double free's doing, and what is not counted is dropped (see {@link #broken()}).
-     */
-    private int remoteLength(final long desc, final long list) {
-        // The list was taken while the superblock was owned, so not released (9): the fields are those
-        // of the list's superblock. (Unless a double free also counted the list's blocks free, and
-        // the superblock was released since an abandon; then these checks and flushRun's drop them.)
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-        int n = 0;
-        for (long p = list; p != 0; p = Words.lp(p)) { // p's link is read once p is known to be a block
-            if (!startsBlock(p - sb, sc)) {
-                broken();
-                return n;
-            }
-            if (++n > max) {
-                broken();
-                return 0;
-            }
-        }
-        return n;
-    }
-
-    /**
-     * Converts the first {@code n} links of the remote list {@code list} of superblock {@code desc}
-     * to relative links; returns how many blocks the converted list holds. That is {@code n} unless
-     * a link changed since {@link #remoteLength} read it: a block on the list is also in use (a
-     * double free), and the program wrote it. The list then ends at the block before that link.
-     */
-    private int relink(final long desc, final long list, final int n) {
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-        final int size = SizeClasses.size(sc);
-        long p = list;
-        for (int i = 1; i < n; i++) {
-            final long next = Words.lp(p);
-            if (!startsBlock(next - sb, sc)) {
-                broken();
-                return i;
-            }
-            Words.sp(p, next - (p + size));
-            p = next;
-        }
-        return n;
-    }
-
-    // ---------------------------------------------------------------- list validation
-
-    /**
-     * Whether {@code ptr} starts a block of a superblock of class {@code sc} of this allocator, by its
-     * page's owner word: the check of a link that leaves its block's page.
-     */
-    boolean isBlock(final long ptr, final int sc) {
-        return (ptr & 7) == 0 && ptr != 0 && Long.compareUnsigned(ptr, WORD_LIMIT) < 0
-                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> PageMap.CLASS_TAG_SHIFT == (smallTag << 6 | sc)
-                && startsBlock(ptr & PageMap.PAGE_MASK, sc);
-    }
-
-    /** Whether {@code offset}, from a superblock's start, is the start of one of its blocks of class {@code sc}. */
-    private static boolean startsBlock(final long offset, final int sc) {
-        final int size = SizeClasses.size(sc);
-        return Long.compareUnsigned(offset, PageMap.PAGE - size) <= 0
-                && (long) SizeClasses.divide(offset, sc) * size == offset;
-    }
-
-    /**
-     * Records a list or run that a double free broke, and that was dropped instead of followed: its
-     * blocks are leaked. Counted in {@link AllocatorStats#brokenLists()}.
-     */
-    void broken() {
-        brokenLists.incrementAndGet();
-    }
-
     // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
 
     private long allocateDirect(final long bytes) {
@@ -1287,12 +931,12 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         final int sc = SizeClasses.classOf(bytes);
         final ThreadCache scratch = new ThreadCache(this, false); // rare: every stripe was busy
-        fill(scratch, sc);
+        heap.fill(scratch, sc);
         final long block = scratch.head(sc);
         final int n = scratch.count(sc);
         final int size = SizeClasses.size(sc);
         if (n > 1) {
-            flushList(block + size + Words.lp(block), n - 1, sc);
+            heap.flushList(block + size + Words.lp(block), n - 1, sc);
         }
         if (checked) {
             checkedMode.markAllocated(block, sc);
@@ -1314,8 +958,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
         final int sc = PageMap.sizeClass(owner);
         uncachedNet.addAndGet(-SizeClasses.size(sc));
-        if (!remoteFrees || !pushRemote(PageMap.descriptor(owner), ptr)) {
-            flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
+        if (!remoteFrees || !heap.pushRemote(PageMap.descriptor(owner), ptr)) {
+            heap.flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
         }
     }
 

@@ -98,6 +98,8 @@ public final class ThreadCache {
     }
 
     final LimboAllocator allocator;
+    /** The allocator's superblocks, which fills and flushes draw from and return to. */
+    private final SuperblockHeap heap;
     /**
      * The id of the owning thread (for a stripe, of whichever thread created it). It changes when a
      * terminated thread's cache passes to a new thread; a racy reader sees the old owner's id (a
@@ -161,8 +163,9 @@ public final class ThreadCache {
      */
     ThreadCache(final LimboAllocator allocator, final boolean owning) {
         this.allocator = allocator;
+        this.heap = allocator.heap;
         this.owned = owning && allocator.policy == FlushPolicy.OWNED
-                ? new OwnedSuperblocks(allocator, this, allocator.takeTag()) : null;
+                ? new OwnedSuperblocks(heap, this, allocator.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
         this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
@@ -204,7 +207,7 @@ public final class ThreadCache {
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
-        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
+        if (leavesPage(block, next, size) && n > 1 && !heap.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
         s[at + HEAD] = next;
@@ -304,7 +307,7 @@ public final class ThreadCache {
      * that leaves only that first block to hand out.
      */
     private int dropRest() {
-        allocator.broken();
+        heap.broken();
         return 1;
     }
 
@@ -327,7 +330,7 @@ public final class ThreadCache {
                 freeNotCurrent(ptr, sc, owner, descriptor);
                 return;
             }
-            if (ownerReturn && allocator.pushRemote(descriptor, ptr)) {
+            if (ownerReturn && heap.pushRemote(descriptor, ptr)) {
                 returnedBytes += SizeClasses.size(sc);
                 return;
             }
@@ -352,8 +355,8 @@ public final class ThreadCache {
             return;
         }
         returnedBytes += SizeClasses.size(sc);
-        if (!allocator.pushRemote(descriptor, ptr)) {
-            allocator.flushRun(descriptor, ptr, ptr, 1, sc);
+        if (!heap.pushRemote(descriptor, ptr)) {
+            heap.flushRun(descriptor, ptr, ptr, 1, sc);
         }
     }
 
@@ -412,11 +415,11 @@ public final class ThreadCache {
             setList(sc, head, take);
             return take;
         }
-        if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
+        if (!ownerReturn || current(sc) == 0 || heap.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
-            final int descriptor = allocator.fill(this, sc);
+            final int descriptor = heap.fill(this, sc);
             if (ownerReturn) {
-                setCurrent(sc, allocator.own(descriptor) ? descriptor : 0);
+                setCurrent(sc, heap.own(descriptor) ? descriptor : 0);
             }
         }
         final int n = count(sc);
@@ -429,7 +432,7 @@ public final class ThreadCache {
         final int descriptor = current(sc);
         if (descriptor != 0) {
             setCurrent(sc, 0);
-            allocator.disown(descriptor);
+            heap.disown(descriptor);
         }
     }
 
@@ -452,8 +455,8 @@ public final class ThreadCache {
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
                 final long next = last + size + Words.lp(last);
-                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
-                    allocator.broken(); // keep the blocks before the broken link, drop the rest
+                if (leavesPage(last, next, size) && !heap.isBlock(next, sc)) {
+                    heap.broken(); // keep the blocks before the broken link, drop the rest
                     keep = i;
                     returned = 0;
                     break;
@@ -463,7 +466,7 @@ public final class ThreadCache {
             final long rest = last + size + Words.lp(last); // flushList checks it
             setList(sc, head(sc), keep);
             returnedBytes += (long) returned * size;
-            allocator.flushList(rest, returned, sc);
+            heap.flushList(rest, returned, sc);
         } else {
             returned = n;
             returnList(sc);
@@ -507,10 +510,10 @@ public final class ThreadCache {
                 final long last = keep == 0 ? 0 : walk(reserveHead[sc], keep - 1, sc);
                 if (keep == 0) {
                     returnedBytes += (long) idle * size;
-                    allocator.flushList(reserveHead[sc], idle, sc);
+                    heap.flushList(reserveHead[sc], idle, sc);
                 } else if (last != 0) { // else a broken link dropped the reserve
                     returnedBytes += (long) (idle - keep) * size;
-                    allocator.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
+                    heap.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
                     if (n > 0) {
                         Words.sp(last, head - (last + size)); // the kept quarter, then the list
                     }
@@ -546,7 +549,7 @@ public final class ThreadCache {
             final int reserved = reserveCount[sc];
             reserveCount[sc] = 0;
             returnedBytes += (long) reserved * SizeClasses.size(sc);
-            allocator.flushList(reserveHead[sc], reserved, sc);
+            heap.flushList(reserveHead[sc], reserved, sc);
             if (count(sc) > 0) {
                 returnList(sc);
             }
@@ -571,8 +574,8 @@ public final class ThreadCache {
         long block = head;
         for (int i = 0; i < links; i++) {
             final long next = block + size + Words.lp(block);
-            if (leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
-                allocator.broken();
+            if (leavesPage(block, next, size) && !heap.isBlock(next, sc)) {
+                heap.broken();
                 return 0;
             }
             block = next;
@@ -607,7 +610,7 @@ public final class ThreadCache {
             if (reserved > 0) {
                 reserveCount[sc] = 0;
                 returnedBytes += (long) reserved * SizeClasses.size(sc);
-                allocator.flushList(reserveHead[sc], reserved, sc);
+                heap.flushList(reserveHead[sc], reserved, sc);
             }
             if (owned != null) {
                 owned.drain(sc);
@@ -621,7 +624,7 @@ public final class ThreadCache {
         final long head = head(sc);
         setList(sc, 0, 0);
         returnedBytes += (long) n * SizeClasses.size(sc);
-        allocator.flushList(head, n, sc);
+        heap.flushList(head, n, sc);
     }
 
     /** Bytes of free blocks held here (racy read; exact when the owner is quiescent). */
