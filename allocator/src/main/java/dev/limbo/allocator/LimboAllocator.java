@@ -189,7 +189,6 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
     /** The superblocks, their descriptors and remote lists. */
     final SuperblockHeap heap;
-    private final long regionSize = Region.global().size();
     /**
      * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
      * adopted through the id when it is released. No {@link ThreadLocal}: its entries would keep
@@ -206,7 +205,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      * of abandoned heaps). At most {@link #STRIPES}; beyond that a dead thread's cache is drained.
      */
     private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
-    private final AtomicLong largeBytes = new AtomicLong();
+    /** The large runs. */
+    final LargeRuns large;
     /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
     private final AtomicLong uncachedNet = new AtomicLong();
     /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
@@ -221,6 +221,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     private LimboAllocator(final Builder b, final boolean shared) {
         final Descriptors descriptors = new Descriptors(pages);
+        final AtomicLong largeBytes = new AtomicLong();
         this.lifecycle = new Lifecycle(descriptors, largeBytes, pages);
         this.id = lifecycle.id;
         this.shared = shared;
@@ -229,7 +230,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         this.debug = b.debug;
         this.quarantineBytes = b.quarantineBytes;
         this.heap = new SuperblockHeap(id, checked, pages, descriptors);
-        this.checkedMode = checked ? new CheckedMode(this, debug, quarantineBytes) : null;
+        this.large = new LargeRuns(id, pages, largeBytes);
+        this.checkedMode = checked ? new CheckedMode(large, debug, quarantineBytes) : null;
         this.policy = b.policy;
         this.remoteFrees = policy == FlushPolicy.OWNER_RETURN || policy == FlushPolicy.OWNED;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
@@ -479,7 +481,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
                 checkBlock(ptr, owner, checked);
             } else {
-                checkLarge(ptr, owner);
+                large.check(ptr, owner);
             }
         }
         // Every entry is valid: free the large ones, keeping the small ones in front, still sorted.
@@ -490,7 +492,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
                 ptrs[small++] = ptr;
             } else {
-                freeLarge(ptr, owner);
+                large.free(ptr, owner);
             }
         }
         if (checked) {
@@ -526,12 +528,12 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     public long usableSize(final long ptr) {
         checkOpen();
         final long owner = ownerOf(ptr);
-        checkOwnership(ptr, owner);
+        checkOwnership(ptr, owner, id);
         if (PageMap.kind(owner) == PageMap.SMALL) {
             checkBlock(ptr, owner, checked);
             return SizeClasses.size(PageMap.sizeClass(owner));
         }
-        checkLarge(ptr, owner);
+        large.check(ptr, owner);
         return PageMap.header(ptr >>> PageMap.PAGE_SHIFT) << PageMap.PAGE_SHIFT;
     }
 
@@ -649,7 +651,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
         checkOpen();
-        final long[] totals = {uncachedNet.get() + largeBytes.get(), 0, 0}; // in use, cached, quarantined runs
+        final long[] totals = {uncachedNet.get() + large.bytes(), 0, 0}; // in use, cached, quarantined runs
         for (int i = 0; i < caches.length(); i++) {
             addCache(caches.get(i), totals);
         }
@@ -662,7 +664,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         final long net = totals[0];
         final long cached = totals[1];
         final long[] states = heap.superblockStates();
-        return new AllocatorStats(net, largeBytes.get() - totals[2], cached, states[0], states[1], states[2],
+        return new AllocatorStats(net, large.bytes() - totals[2], cached, states[0], states[1], states[2],
                 states[3], pages.committedBytes(), pages.retainedBytes(),
                 Region.global().committedBytes(), heap.brokenLists(),
                 participantFallbacks.sum());
@@ -927,7 +929,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     private long allocateDirect(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
-            return allocateLarge(bytes);
+            return large.allocate(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
         final ThreadCache scratch = new ThreadCache(this, false); // rare: every stripe was busy
@@ -948,7 +950,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private void freeDirect(final long ptr) {
         final long owner = ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) {
-            freeNotSmall(ptr, owner);
+            large.freeNotSmall(ptr, owner);
             return;
         }
         if (checked) {
@@ -961,67 +963,6 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         if (!remoteFrees || !heap.pushRemote(PageMap.descriptor(owner), ptr)) {
             heap.flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
         }
-    }
-
-    // ---------------------------------------------------------------- large allocations
-
-    long allocateLarge(final long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("allocation size must be positive, was " + bytes);
-        }
-        if (bytes > regionSize - PageMap.PAGE) {
-            throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
-                    "cannot allocate %d bytes: larger than the off-heap region (%d bytes); raise -D%s",
-                    bytes, regionSize, Region.SIZE_PROPERTY));
-        }
-        final long n = (bytes + PageMap.PAGE_MASK) >>> PageMap.PAGE_SHIFT;
-        final long page = pages.allocate(n);
-        for (long p = page + 1; p < page + n; p++) {
-            PageMap.setOwner(p, PageMap.encode(PageMap.LARGE_INTERIOR, id, 0, 0));
-        }
-        PageMap.setOwner(page, PageMap.encode(PageMap.LARGE, id, 0, 0));
-        largeBytes.addAndGet(n << PageMap.PAGE_SHIFT);
-        return page << PageMap.PAGE_SHIFT;
-    }
-
-    /** Frees a pointer whose page is not a small superblock of this allocator, or reports why not. */
-    void freeNotSmall(final long ptr, final long owner) {
-        checkLarge(ptr, owner);
-        freeLarge(ptr, owner);
-    }
-
-    /**
-     * Checks that {@code ptr}, whose page is no small superblock of this allocator, starts one of its large
-     * blocks.
-     */
-    void checkLarge(final long ptr, final long owner) {
-        checkOwnership(ptr, owner);
-        if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
-            throw interiorLarge(ptr);
-        }
-        if (PageMap.descriptor(owner) == PageMap.LARGE_FREED) {
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "double free: large allocation 0x%x is not allocated: it was freed, and waits in checked mode's "
-                            + "quarantine",
-                    ptr));
-        }
-    }
-
-    /**
-     * Frees the large block {@code ptr}, checked by {@link #checkLarge} (or quarantined: {@link CheckedMode});
-     * {@code owner} is its page's owner word.
-     */
-    void freeLarge(final long ptr, final long owner) {
-        final long page = ptr >>> PageMap.PAGE_SHIFT;
-        if (!PageMap.clearOwner(page, owner)) {
-            throw freedConcurrently(ptr);
-        }
-        final long n = PageMap.header(page);
-        for (long p = page + 1; p < page + n; p++) {
-            PageMap.setOwner(p, 0L);
-        }
-        largeBytes.addAndGet(-(n << PageMap.PAGE_SHIFT));
-        pages.free(page, n);
     }
 
     // ---------------------------------------------------------------- checks
@@ -1039,7 +980,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
     }
 
-    private void checkOwnership(final long ptr, final long owner) {
+    /** Checks that {@code ptr}, whose page's owner word is {@code owner}, is allocated by allocator {@code id}. */
+    static void checkOwnership(final long ptr, final long owner, final int id) {
         if (PageMap.kind(owner) == PageMap.NONE) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "pointer 0x%x is not allocated: freed already, or never returned by an allocator", ptr));
@@ -1050,24 +992,14 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
     }
 
-    static IllegalStateException freedConcurrently(final long ptr) {
-        return new IllegalStateException(String.format(Locale.ROOT,
-                "double free: large allocation 0x%x was freed concurrently", ptr));
-    }
-
     static IllegalStateException notAllocated(final long ptr, final int size) {
         return new IllegalStateException(String.format(Locale.ROOT,
                 "block 0x%x (%d bytes) is not allocated: a double free, or a pointer never returned by allocate",
                 ptr, size));
     }
 
-    private static IllegalArgumentException interiorLarge(final long ptr) {
-        return new IllegalArgumentException(String.format(Locale.ROOT,
-                "interior pointer 0x%x: it points inside a large allocation, not at its start", ptr));
-    }
-
     /** Checks that {@code ptr} starts a block; if {@code allocated}, that the block is allocated. */
-    void checkBlock(final long ptr, final long owner, final boolean allocated) {
+    static void checkBlock(final long ptr, final long owner, final boolean allocated) {
         final int sc = PageMap.sizeClass(owner);
         final int size = SizeClasses.size(sc);
         final long offset = ptr & PageMap.PAGE_MASK;

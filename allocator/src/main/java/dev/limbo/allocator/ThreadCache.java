@@ -100,6 +100,8 @@ public final class ThreadCache {
     final LimboAllocator allocator;
     /** The allocator's superblocks, which fills and flushes draw from and return to. */
     private final SuperblockHeap heap;
+    /** The allocator's large runs. */
+    private final LargeRuns large;
     /**
      * The id of the owning thread (for a stripe, of whichever thread created it). It changes when a
      * terminated thread's cache passes to a new thread; a racy reader sees the old owner's id (a
@@ -164,6 +166,7 @@ public final class ThreadCache {
     ThreadCache(final LimboAllocator allocator, final boolean owning) {
         this.allocator = allocator;
         this.heap = allocator.heap;
+        this.large = allocator.large;
         this.owned = owning && allocator.policy == FlushPolicy.OWNED
                 ? new OwnedSuperblocks(heap, this, allocator.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
@@ -190,7 +193,7 @@ public final class ThreadCache {
     /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
     long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
-            return allocator.allocateLarge(bytes);
+            return large.allocate(bytes);
         }
         if (--decayCountdown == 0) {
             decay();
@@ -236,7 +239,7 @@ public final class ThreadCache {
             if (checked) {
                 quarantine.freeNotSmall(ptr, owner);
             } else {
-                allocator.freeNotSmall(ptr, owner);
+                large.freeNotSmall(ptr, owner);
             }
             return;
         }
