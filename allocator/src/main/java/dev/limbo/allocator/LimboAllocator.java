@@ -1,6 +1,5 @@
 package dev.limbo.allocator;
 
-import dev.limbo.allocator.internal.Anchor;
 import dev.limbo.allocator.internal.BestFitPageAllocator;
 import dev.limbo.allocator.internal.BlockStates;
 import dev.limbo.allocator.internal.Descriptors;
@@ -9,7 +8,6 @@ import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
-import dev.limbo.core.StripedCounter;
 import dev.limbo.core.Words;
 
 import java.lang.foreign.Arena;
@@ -21,7 +19,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntConsumer;
 
 /**
@@ -79,100 +76,37 @@ import java.util.function.IntConsumer;
  * <pre>{@code
  * Implementation notes
  *
- * Algorithm and sources: LRMalloc thesis ch. 5 (digest §3): thread caches filled with the whole
- * free list of one superblock and flushed in per-superblock runs; 64-bit anchors (state, avail,
- * count) updated by CAS; lock-free partial stacks and descriptor recycling with tagged heads
- * (Descriptors). Departures: superblocks are pages of a best-fit page allocator (ch. 7) instead of
- * mmap calls; the FULL->EMPTY leak of the thesis listing is fixed (a superblock that one flush takes
- * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
- * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
+ * Rooms: this class is the facade (settings, the public operations, pointer validation, the
+ * direct paths of a call that finds every stripe busy). A free passes through the rooms once, in
+ * one direction: facade (ownerOf) -> CacheRegistry (the calling thread's cache, or a stripe) ->
+ * ThreadCache (push) -> CheckedMode (quarantine) / OwnedSuperblocks (local list) -> SuperblockHeap
+ * (remote list, flush) or LargeRuns. An allocate takes the same way; freeBatch and the direct
+ * paths go from the facade straight to SuperblockHeap and LargeRuns. Each room's notes give its
+ * algorithm, invariants and memory ordering; the superblock protocol (anchors, remote lists,
+ * orderings (1)-(9)) is SuperblockHeap's.
  *
- * Invariants while no block is freed twice:
- *  - A block is in exactly one place: in use, in one cache (or its quarantine), in its superblock's
- *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
- *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
- *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
- *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
- *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
- *    abandons its superblock before it flushes, so owned superblocks are never released.
- * Invariants whatever the program frees (unchecked mode lets double frees and interior pointers
- * through, which break the ones above):
- *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
- *    superblock of this allocator and of the block's class when the block entered the cache: a
- *    free checks the page's owner word and that the block ends inside the page, and every link
- *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
- *    remoteLength, relink) when it is read, and read once; a broken one ends the list there
- *    (broken()). A block on a list may also be in use, and the program may overwrite its link at
- *    any time, so no check may rely on an earlier read of a link. Walks of a remote list stop at
- *    the superblock's block count; cache walks at the cache's count.
- *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
- *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
- *    maxCount; other runs are dropped. So avail < maxCount, count <= maxCount, and the state
- *    matches the count (FULL: 0, EMPTY: maxCount), and descriptors go on the partial stack of
- *    their own class only.
- *  - An owned superblock is never released: a flush that would empty it counts a block twice (see
- *    above) and is dropped (9). So a cache's CURRENT descriptor is never retired and reused under it.
- *  - A page's owner word is set (release) before any block of it escapes and cleared before the
- *    page returns to the page allocator (LRMalloc's "unregister before unmap"); it is cleared only
- *    by the one flush whose CAS made the superblock EMPTY, or by the one free that cleared a large
- *    run's first word (PageMap 2b).
+ * Linearization points: those of the room an operation reaches (ThreadCache, SuperblockHeap,
+ * LargeRuns, CheckedMode). freeBatch validates every entry before it frees any; it is not atomic
+ * as a whole, each run linearizes on its own.
  *
- * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
- * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
- * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b). In checked
- * mode a free linearizes at its block-state CAS (BlockStates 1) or, for a large run, at the
- * owner-word CAS that marks it LARGE_FREED (CheckedMode).
+ * Progress: allocate and free are lock-free (the rooms' CAS loops retry only when another
+ * thread's CAS succeeded). The release hook (adopt) and close() hold the Lifecycle's monitor, so
+ * that a dead thread's cache is never flushed into superblocks that close() is giving back;
+ * neither runs on an allocation path.
  *
- * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
- * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
- * monitor, so that a dead thread's cache is never flushed into superblocks that close() is giving
- * back; neither runs on an allocation path.
+ * Memory ordering: closed is volatile, written under the Lifecycle's monitor by close() and read
+ * by every call before it uses a cache it has not found already (checkOpen) and by adopt; it
+ * guards no data (the caller must order its calls after close(), see close()). Every other
+ * ordered access is in a room.
  *
- * Memory ordering (numbers local to this file; PageMap has its own):
- *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
- *      after it (plain) are those of its generation whenever the CAS (3) that follows succeeds:
- *      a later generation starts only after this one reached EMPTY, which (3) would have seen.
- *  (2) plain store of the tail link of a flushed run; published by (3).
- *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
- *      and the free-list contents; the flusher's releases them.
- *  (4) CAS of remoteHead ABANDONED -> 0 when a cache takes ownership (it fails, and the cache
- *      does not own the superblock, if another cache owns it already); pairs with (5).
- *  (5) volatile load of remoteHead by a remote freer, after (5a) a plain pre-check that skips an
- *      ABANDONED superblock (a stale answer only changes where the block goes: the anchor or the
- *      cache instead of the remote list); (5b) plain store of the block's link,
- *      published by (6).
- *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
- *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
- *      pushed blocks' links.
- *  (8) release store of a new superblock's first anchor, the next generation of the descriptor's
- *      last one; pairs with (1): a flusher or filler whose (1) reads it, or a later anchor of the
- *      generation (CASes continue its release sequence), sees the descriptor fields written before.
- *  (9) volatile load of remoteHead by a flush that would empty the superblock, then (9b) a volatile
- *      load of the anchor: if the superblock is still owned after the anchor value the flush is
- *      based on (unchanged at (9b)), the owner holds a block that the anchor or the run also
- *      counts. If the anchor changed, the CAS (3) fails and the flush retries.
- *  Descriptor fields of a new superblock are plain stores published by PageMap's release store of
- *  the page owner (before blocks escape; it happens-before every later access to the page's
- *  blocks, see PageMap (1)) or by the partial-stack push CAS.
- *
- * Reclamation and ABA: descriptors are never freed (type-stable), so stale reads are in bounds.
- * Within a generation anchors need no tag (fill takes the whole list, flush splices an owned list:
- * digest §3.11). Across generations they carry one (Anchor): a flusher holding stale blocks of a
- * released superblock (only a double free leads there) reads a new superblock's descriptor, and
- * its CAS must fail even if state, avail and count happen to agree (FULL, 0, 0 always does).
- * Stack heads carry 32-bit tags (Descriptors). The remote list is push-many/take-all (exchange),
- * which has no ABA: a push CAS that succeeds on a recycled head value still links onto the list
- * that is there now, and only while the superblock is owned (the head is not ABANDONED).
- * A flusher that makes a superblock EMPTY uses only values captured before its CAS: another thread
- * may pop, retire and reuse the descriptor at once.
+ * Reclamation and ABA: see SuperblockHeap (descriptors), LargeRuns (owner words), CacheRegistry
+ * (caches).
  * }</pre>
  */
 public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
     /** Offsets of whole words in the region are below this. */
     static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
-    private static final int STRIPES = Integer.highestOneBit(
-            Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
 
     final int id;
     /** The tag of this allocator's small blocks' owner words (PageMap.smallTag). */
@@ -189,28 +123,12 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
     /** The superblocks, their descriptors and remote lists. */
     final SuperblockHeap heap;
-    /**
-     * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
-     * adopted through the id when it is released. No {@link ThreadLocal}: its entries would keep
-     * the allocator reachable from every thread that used it.
-     */
-    private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
-    private static final int BY_THREAD_ID = 4096;
-    /** A direct-mapped cache of {@link #caches} by thread id; see {@link #knownCache()}. */
-    private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
-    private final ThreadCache[] stripes = new ThreadCache[STRIPES];
-    /**
-     * Caches of terminated threads, kept whole (not drained) for the next new thread: under thread
-     * churn a new thread starts warm, and nobody walks the dead thread's lists (mimalloc's reclaim
-     * of abandoned heaps). At most {@link #STRIPES}; beyond that a dead thread's cache is drained.
-     */
-    private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
     /** The large runs. */
     final LargeRuns large;
-    /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
-    private final AtomicLong uncachedNet = new AtomicLong();
-    /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
-    private final StripedCounter participantFallbacks = new StripedCounter();
+    /** The thread caches, by participant id, and the stripes. */
+    final CacheRegistry registry;
+    /** The registry's lookup by thread id, held here so that allocate and free find a cache in as few loads. */
+    private final ThreadCache[] byThreadId;
     /** The id, the memory and the release hook that {@link #close()} (or the cleaner) gives back. */
     private final Lifecycle lifecycle;
     private final Cleaner.Cleanable cleanable;
@@ -239,9 +157,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             cap[sc] = policy == FlushPolicy.OWNED ? Integer.MAX_VALUE
                     : (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
         }
-        for (int i = 0; i < STRIPES; i++) {
-            stripes[i] = new ThreadCache(this, true);
-        }
+        this.registry = new CacheRegistry(this);
+        this.byThreadId = registry.byThreadId;
         // The hook and the cleaner action reference the allocator weakly or not at all, so that an
         // allocator nobody references can be collected (and then closed by the cleaner).
         lifecycle.hook(Participants.onRelease(new AdoptHook(new WeakReference<>(this))));
@@ -372,19 +289,19 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     @Override
     public long allocate(final long bytes) {
-        final ThreadCache cache = knownCache();
+        final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
             return cache.allocateHere(bytes);
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            final ThreadCache local = localCache();
+            final ThreadCache local = registry.localCache();
             if (local != null) {
                 return local.allocateHere(bytes);
             }
-            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
+            registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
-        final ThreadCache stripe = claimStripe();
+        final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             return allocateDirect(bytes);
         }
@@ -411,21 +328,21 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     @Override
     public void free(final long ptr) {
-        final ThreadCache cache = knownCache();
+        final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
             cache.freeHere(ptr);
             return;
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            final ThreadCache local = localCache();
+            final ThreadCache local = registry.localCache();
             if (local != null) {
                 local.freeHere(ptr);
                 return;
             }
-            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
+            registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
-        final ThreadCache stripe = claimStripe();
+        final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             freeDirect(ptr);
             return;
@@ -521,7 +438,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             freed += (long) (j - i) * size;
             i = j;
         }
-        uncachedNet.addAndGet(-freed);
+        registry.uncachedNet.addAndGet(-freed);
     }
 
     /** The usable size of an allocated pointer: its class size, or its page-rounded size if large. */
@@ -600,7 +517,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
         }
-        final ThreadCache cache = localCache();
+        final ThreadCache cache = registry.localCache();
         if (cache == null) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "no thread cache for this thread: all %d participant ids are held by live threads; raise -D%s, "
@@ -619,69 +536,21 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     public long trim() {
         checkOpen();
-        final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
-        if (local != null) {
-            local.drain();
-        }
-        for (int i = 0; i < caches.length(); i++) {
-            final ThreadCache cache = caches.get(i);
-            if (cache != null && cache != local) {
-                cache.requestDrain();
-            }
-        }
-        for (final ThreadCache stripe : stripes) {
-            if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it
-                try {
-                    stripe.drain();
-                } finally {
-                    stripe.release();
-                }
-            }
-        }
-        Participants.reapTerminated();
-        for (int i = 0; i < spares.length(); i++) {
-            final ThreadCache spare = spares.getAndSet(i, null);
-            if (spare != null) {
-                retire(spare);
-            }
-        }
+        registry.drainIdle();
         return pages.trim();
     }
 
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
         checkOpen();
-        final long[] totals = {uncachedNet.get() + large.bytes(), 0, 0}; // in use, cached, quarantined runs
-        for (int i = 0; i < caches.length(); i++) {
-            addCache(caches.get(i), totals);
-        }
-        for (int i = 0; i < spares.length(); i++) {
-            addCache(spares.get(i), totals);
-        }
-        for (final ThreadCache c : stripes) {
-            addCache(c, totals);
-        }
-        final long net = totals[0];
+        final long[] totals = registry.totals(); // small bytes in use, cached, quarantined runs
+        final long net = totals[0] + large.bytes();
         final long cached = totals[1];
         final long[] states = heap.superblockStates();
         return new AllocatorStats(net, large.bytes() - totals[2], cached, states[0], states[1], states[2],
                 states[3], pages.committedBytes(), pages.retainedBytes(),
                 Region.global().committedBytes(), heap.brokenLists(),
-                participantFallbacks.sum());
-    }
-
-    /**
-     * Adds the bytes in use through {@code c} to {@code totals[0]}, its cached bytes to {@code totals[1]},
-     * and the bytes of large runs in its quarantine (cached, not in use) to {@code totals[2]}.
-     */
-    private static void addCache(final ThreadCache c, final long[] totals) {
-        if (c != null) {
-            final long inCache = c.cachedBytes();
-            final long runs = c.quarantinedLargeBytes();
-            totals[0] += c.takenBytes - c.returnedBytes - inCache - runs;
-            totals[1] += inCache + runs;
-            totals[2] += runs;
-        }
+                registry.participantFallbacks.sum());
     }
 
     @Override
@@ -727,16 +596,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                 return;
             }
             closed = true;
-            for (int i = 0; i < caches.length(); i++) {
-                abandonClosed(caches.getAndSet(i, null));
-            }
-            for (int i = 0; i < spares.length(); i++) {
-                abandonClosed(spares.getAndSet(i, null));
-            }
-            for (final ThreadCache stripe : stripes) {
-                abandonClosed(stripe);
-            }
-            Arrays.fill(byThreadId, null);
+            registry.close();
         }
         cleanable.clean(); // runs the lifecycle once: the cleaner will not
     }
@@ -746,11 +606,16 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return closed;
     }
 
-    /** Marks a cache of a closing allocator unusable; its blocks go back with their superblocks. */
-    private static void abandonClosed(final ThreadCache cache) {
-        if (cache != null) {
-            cache.retired = true;
-            cache.ownerId = -1; // see knownCache
+    /**
+     * The participant release hook: the registry adopts the departed thread's cache, under the
+     * Lifecycle's monitor so that a dead thread's cache is never flushed into superblocks that
+     * close() is giving back.
+     */
+    private void adopt(final int participant) {
+        synchronized (lifecycle) {
+            if (!closed) {
+                registry.adopt(participant);
+            }
         }
     }
 
@@ -766,165 +631,6 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                 + "allocator takes no calls any more");
     }
 
-    // ---------------------------------------------------------------- caches
-
-    /**
-     * The calling thread's cache if {@link #byThreadId} knows it, else null: a field load instead of
-     * a {@link ThreadLocal} hash probe. An entry is used only if its owner id matches: only a thread
-     * itself ever writes its own id into a cache, and thread ids are never reused, so a racy read of
-     * any other value (an older owner's id, 0, or -1 once retired) just misses. Only platform
-     * threads' caches are entered, so a hit needs no virtual-thread check. A retired cache's owner
-     * id is -1, written by {@link #adopt} on the closing thread itself (program order), so its owner
-     * cannot find it again.
-     */
-    private ThreadCache knownCache() {
-        final long threadId = Thread.currentThread().threadId();
-        final ThreadCache cache = byThreadId[(int) threadId & (BY_THREAD_ID - 1)];
-        return cache != null && cache.ownerId == threadId ? cache : null;
-    }
-
-    /**
-     * The calling platform thread's cache, or null if the thread holds no participant id and can get
-     * none (every id is held by a live thread). The participant id decides when the fast lookup
-     * misses.
-     */
-    private ThreadCache localCache() {
-        final ThreadCache known = knownCache();
-        if (known != null) {
-            return known;
-        }
-        final int participant = Participants.tryCurrent();
-        if (participant < 0) {
-            return null;
-        }
-        ThreadCache cache = ownCache(participant);
-        if (cache == null) {
-            cache = newCache(participant);
-        }
-        byThreadId[(int) Thread.currentThread().threadId() & (BY_THREAD_ID - 1)] = cache;
-        return cache;
-    }
-
-    /**
-     * The cache of the calling thread, which holds {@code participant}, or null if it has none yet.
-     * Only the holder of an id installs a cache under it, and the release hook ({@link #adopt})
-     * removes it before the id can pass to another thread; the owner check guards the rest.
-     */
-    private ThreadCache ownCache(final int participant) {
-        final ThreadCache cache = caches.get(participant);
-        return cache != null && cache.ownerId == Thread.currentThread().threadId() ? cache : null;
-    }
-
-    private ThreadCache newCache(final int participant) {
-        Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
-        final ThreadCache installed = ownCache(participant);
-        if (installed != null) {
-            return installed; // a release hook run above allocated through this allocator
-        }
-        ThreadCache cache = takeSpare();
-        if (cache == null) {
-            cache = new ThreadCache(this, true);
-        }
-        caches.set(participant, cache);
-        return cache;
-    }
-
-    /** A terminated thread's cache, now the calling thread's; null if there is none. */
-    private ThreadCache takeSpare() {
-        for (int i = 0; i < spares.length(); i++) {
-            // Volatile get-and-set: takes the cache exclusively, and acquires the field writes
-            // that adopt's compareAndSet released. adopt saw the dead thread's writes as a drain
-            // of the dead thread's cache always has: the id was reaped after isAlive() returned
-            // false, or released by the Cleaner once the thread was unreachable.
-            final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
-            if (spare != null) {
-                spare.ownerId = Thread.currentThread().threadId();
-                return spare;
-            }
-        }
-        return null;
-    }
-
-    private ThreadCache claimStripe() {
-        final int start = (int) Thread.currentThread().threadId();
-        for (int i = 0; i < STRIPES; i++) {
-            final ThreadCache stripe = stripes[(start + i) & (STRIPES - 1)];
-            if (stripe.tryClaim()) {
-                return stripe;
-            }
-        }
-        return null;
-    }
-
-    /**
-     * Participants release hook. It runs while nobody uses the cache: the thread is dead, or it is
-     * the closing thread itself. A dead thread's cache becomes a spare, kept whole for the next new
-     * thread, while there is room; otherwise (and for a closing thread, whose next call finds the
-     * cache retired and makes a new one) the cache is flushed and retired.
-     */
-    private void adopt(final int participant) {
-        synchronized (lifecycle) { // not while close() gives the superblocks back
-            if (closed) {
-                return;
-            }
-            final ThreadCache cache = caches.getAndSet(participant, null);
-            if (cache == null) {
-                return;
-            }
-            if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
-                // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
-                // them: its blocks' remote frees still go home (no passive false sharing after a
-                // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
-                // spares, which gives the superblocks up.
-                for (int i = 0; i < spares.length(); i++) {
-                    if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
-                        return;
-                    }
-                }
-            }
-            retire(cache);
-        }
-    }
-
-    /** Empties a cache that nobody will use again, keeping its count in the stats. */
-    private void retire(final ThreadCache cache) {
-        cache.drain();
-        cache.retired = true;
-        cache.ownerId = -1; // see knownCache
-        uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes);
-        freeTag(cache.tag()); // after the drain cleared every owner word that carried it
-    }
-
-    // ---------------------------------------------------------------- cache tags (OWNED)
-
-    /** Cache tags given back by retired caches, for reuse; guarded by itself. */
-    private final int[] freeTags = new int[PageMap.MAX_CACHE];
-    private int freeTagCount;
-    private int nextTag = 1;
-
-    /**
-     * A tag for a new owning cache, or -1 if every tag is taken (the cache then owns nothing: its
-     * blocks' frees go to remote lists and anchors). A tag is reused only after {@link #freeTag},
-     * which runs once no owner word carries it; the monitor orders those clears before the new
-     * owner's reads.
-     */
-    int takeTag() {
-        synchronized (freeTags) {
-            if (freeTagCount > 0) {
-                return freeTags[--freeTagCount];
-            }
-            return nextTag <= PageMap.MAX_CACHE ? nextTag++ : -1;
-        }
-    }
-
-    private void freeTag(final int tag) {
-        if (tag > 0) {
-            synchronized (freeTags) {
-                freeTags[freeTagCount++] = tag;
-            }
-        }
-    }
-
     // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
 
     private long allocateDirect(final long bytes) {
@@ -932,7 +638,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             return large.allocate(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
-        final ThreadCache scratch = new ThreadCache(this, false); // rare: every stripe was busy
+        final ThreadCache scratch = new ThreadCache(this, null); // rare: every stripe was busy
         heap.fill(scratch, sc);
         final long block = scratch.head(sc);
         final int n = scratch.count(sc);
@@ -943,7 +649,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         if (checked) {
             checkedMode.markAllocated(block, sc);
         }
-        uncachedNet.addAndGet(size);
+        registry.uncachedNet.addAndGet(size);
         return block;
     }
 
@@ -959,7 +665,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             checkBlock(ptr, owner, false); // a rare path: it can afford the interior check
         }
         final int sc = PageMap.sizeClass(owner);
-        uncachedNet.addAndGet(-SizeClasses.size(sc));
+        registry.uncachedNet.addAndGet(-SizeClasses.size(sc));
         if (!remoteFrees || !heap.pushRemote(PageMap.descriptor(owner), ptr)) {
             heap.flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
         }

@@ -11,7 +11,7 @@ import dev.limbo.core.Words;
  * superblock of each class, whose free list is the cache's list, every superblock the cache
  * allocated from stays owned, with a local free list of its own in the owner-only line of its
  * descriptor. The owner's frees of their blocks go there, without a cap, a flush or an atomic;
- * other threads' frees go to the superblock's remote list (LimboAllocator.pushRemote).
+ * other threads' frees go to the superblock's remote list (SuperblockHeap.pushRemote).
  *
  * <pre>{@code
  * Implementation notes
@@ -37,25 +37,25 @@ import dev.limbo.core.Words;
  *  - LOCAL_COUNT blocks of the superblock are linked from LOCAL_HEAD by the relative links of a
  *    cache list; localBlocks[c] is the sum of LOCAL_COUNT over the class's READY superblocks.
  *  - An owned superblock's remote head is not ABANDONED, so no flush empties it
- *    (LimboAllocator (9)), and it is not released while owned: release() disowns it first.
+ *    (SuperblockHeap (9)), and it is not released while owned: release() disowns it first.
  * Whatever the program frees, a local free never takes LOCAL_COUNT past the superblock's block
  * count (a free that would is a double free, refused before anything changes), and the lists a
  * cache takes in are followed with the cache's own link checks (ThreadCache.leavesPage), so a
  * double free costs user data, never metadata.
  *
  * Linearization points: a local free - the store of LOCAL_HEAD (owner-only); the rest as in
- * LimboAllocator (remote push CAS (6), collect exchange (7), anchor CAS (3)).
+ * SuperblockHeap (remote push CAS (6), collect exchange (7), anchor CAS (3)).
  *
- * Progress: owner-only plain work, plus the lock-free collect, fill and flush of LimboAllocator.
+ * Progress: owner-only plain work, plus the lock-free collect, fill and flush of SuperblockHeap.
  *
  * Memory ordering: every field here is read and written by the owner only (plain), or by a thread
  * to which the cache was handed over (stripe claim, spare hand-over: ThreadCache (1)/(2)). The
  * owner word's tag is release-stored (PageMap (2)) by tag() and disown(); a free by another thread
  * reads it with a plain load and at worst sees the tag of an earlier or later owner, which sends
- * the block to the remote list (then LimboAllocator (5) decides: owned, or the anchor). Only the
+ * the block to the remote list (then SuperblockHeap (5) decides: owned, or the anchor). Only the
  * owner itself can read its own tag: it wrote it, and a tag is handed to a new cache only after
- * every owner word carrying it was cleared (LimboAllocator.retire: drain, then the tag is freed
- * under the allocator's monitor, which orders the clears before the new owner's first read).
+ * every owner word carrying it was cleared (CacheRegistry.retire: drain, then the tag is freed
+ * under the tag pool's monitor, which orders the clears before the new owner's first read).
  *
  * Reclamation and ABA: descriptors are type-stable; a descriptor of an owned superblock is never
  * retired while owned (it is never EMPTY), so the indices on READY and FULL stay valid.

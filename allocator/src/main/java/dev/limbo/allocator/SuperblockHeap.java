@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The small-block heap of a {@link LimboAllocator}: its superblocks and their descriptors, the
  * LRMalloc protocol that fills thread caches from superblocks and flushes blocks back to them,
  * the remote-free lists of owned superblocks (OWNER_RETURN, OWNED), and the validation of every
- * link it follows. Thread caches, the owned superblocks of a cache, checked mode and the facade's
- * batch and direct frees call it; it calls only the page allocator, the page map and the
- * descriptors.
+ * link it follows. Thread caches, the owned superblocks of a cache and the facade's batch and
+ * direct paths call it; it calls the page allocator, the page map and the descriptors, and hands
+ * a list to a cache only by ThreadCache.setList.
  *
  * <pre>{@code
  * Implementation notes

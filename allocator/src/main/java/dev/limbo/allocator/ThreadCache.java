@@ -69,13 +69,13 @@ import java.util.Locale;
  * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
  *
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
- * plain fields to the next claimer; a spare passes through the allocator's spares array (a
- * compareAndSet, then a getAndSet: the same hand-over). A drain request of trim() on another
+ * plain fields to the next claimer; a spare passes through the registry's spares array (a
+ * compareAndSet, then a getAndSet: the same hand-over, CacheRegistry (1), (2)). A drain request of trim() on another
  * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
  * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
  * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
  * The request carries no data: the owner drains its own cache, on its own thread. Remote-list
- * and anchor accesses are in LimboAllocator.
+ * and anchor accesses are in SuperblockHeap.
  * }</pre>
  */
 public final class ThreadCache {
@@ -102,6 +102,8 @@ public final class ThreadCache {
     private final SuperblockHeap heap;
     /** The allocator's large runs. */
     private final LargeRuns large;
+    /** The allocator's checked mode; null if unchecked. */
+    private final CheckedMode checkedMode;
     /**
      * The id of the owning thread (for a stripe, of whichever thread created it). It changes when a
      * terminated thread's cache passes to a new thread; a racy reader sees the old owner's id (a
@@ -160,15 +162,17 @@ public final class ThreadCache {
     private final OwnedSuperblocks owned;
 
     /**
-     * A cache of {@code allocator}; {@code owning} if it may own superblocks (OWNED: it takes a cache
-     * tag, which {@link LimboAllocator} gives back when the cache retires).
+     * A cache of {@code allocator}. Under OWNED, a cache of a {@code registry} may own superblocks: it
+     * takes a cache tag from the registry, which gives it back when the cache retires; a cache with
+     * no registry (null: a scratch cache of the direct path, tests) owns none.
      */
-    ThreadCache(final LimboAllocator allocator, final boolean owning) {
+    ThreadCache(final LimboAllocator allocator, final CacheRegistry registry) {
         this.allocator = allocator;
         this.heap = allocator.heap;
         this.large = allocator.large;
-        this.owned = owning && allocator.policy == FlushPolicy.OWNED
-                ? new OwnedSuperblocks(heap, this, allocator.takeTag()) : null;
+        this.checkedMode = allocator.checkedMode;
+        this.owned = registry != null && allocator.policy == FlushPolicy.OWNED
+                ? new OwnedSuperblocks(heap, this, registry.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
         this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
@@ -176,7 +180,7 @@ public final class ThreadCache {
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             slots[(sc << 2) + CAP] = allocator.cap[sc];
         }
-        this.quarantine = checked ? allocator.checkedMode.quarantine(this) : null;
+        this.quarantine = checked ? checkedMode.quarantine(this) : null;
     }
 
     /**
@@ -216,7 +220,7 @@ public final class ThreadCache {
         s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
         if (checked) {
-            allocator.checkedMode.markAllocated(block, sc);
+            checkedMode.markAllocated(block, sc);
         }
         return block;
     }
@@ -259,7 +263,7 @@ public final class ThreadCache {
      * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
      * that stays is followed as it is: every block it can lead to lies inside the page (if it does
      * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
-     * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
+     * block of this allocator's class, which the page map tells ({@link SuperblockHeap#isBlock}).
      */
     private static boolean leavesPage(final long block, final long next, final int size) {
         // next and next's last word lie in block's page (no bit from PAGE_SHIFT up differs), and
@@ -306,7 +310,7 @@ public final class ThreadCache {
 
     /**
      * Drops the cached list of the class being allocated from after its first block, whose link a
-     * double free broke: the rest is leaked ({@link LimboAllocator#broken()}). Returns 1, the count
+     * double free broke: the rest is leaked ({@link SuperblockHeap#broken()}). Returns 1, the count
      * that leaves only that first block to hand out.
      */
     private int dropRest() {
@@ -570,7 +574,7 @@ public final class ThreadCache {
 
     /**
      * The block {@code links} links after {@code head} on a list of class {@code sc}, each link
-     * checked as a pop checks it; 0 if one is broken (counted, {@link LimboAllocator#broken()}).
+     * checked as a pop checks it; 0 if one is broken (counted, {@link SuperblockHeap#broken()}).
      */
     private long walk(final long head, final int links, final int sc) {
         final int size = SizeClasses.size(sc);

@@ -137,7 +137,7 @@ class LimboAllocatorDoubleFreeTest {
     void aFlushThatWouldEmptyAnOwnedSuperblockIsDropped() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.create();
-        final ThreadCache owner = new ThreadCache(a, false);
+        final ThreadCache owner = new ThreadCache(a, null);
         final int sc = SizeClasses.classOf(SIZE);
         final int d = a.heap.fill(owner, sc); // a fresh superblock: every block in the owner's list
         assertTrue(a.heap.own(d));
@@ -162,7 +162,7 @@ class LimboAllocatorDoubleFreeTest {
     void aStaleFlushCannotLandOnTheNextSuperblockOfItsDescriptor() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
-        final ThreadCache first = new ThreadCache(a, false);
+        final ThreadCache first = new ThreadCache(a, null);
         final int sc = SizeClasses.classOf(SIZE);
         final int d = a.heap.fill(first, sc);
         final long desc = a.heap.descriptors.offset(d);
@@ -170,7 +170,7 @@ class LimboAllocatorDoubleFreeTest {
         final long firstAnchor = Words.lp(desc + DescriptorLayout.ANCHOR);
         a.heap.flushList(stale, BLOCKS, sc); // FULL -> EMPTY: released, and d retired
         first.setList(sc, 0, 0);
-        final ThreadCache second = new ThreadCache(a, false);
+        final ThreadCache second = new ThreadCache(a, null);
         final int sc2 = SizeClasses.classOf(2 * SIZE);
         assertEquals(d, a.heap.fill(second, sc2), "the recycle stack hands the retired descriptor out again");
         final long anchor = Words.lp(desc + DescriptorLayout.ANCHOR);

@@ -66,8 +66,8 @@ public final class AnchorFillVsFlushTest {
         Base(final LimboAllocator alloc, final ConcurrentHashMap<Integer, long[]> taken) {
             this.alloc = alloc;
             this.taken = taken;
-            this.a = new ThreadCache(alloc, false);
-            this.b = new ThreadCache(alloc, false);
+            this.a = new ThreadCache(alloc, null);
+            this.b = new ThreadCache(alloc, null);
             this.d = Superblocks.fresh(alloc, a);
             this.sb = Superblocks.superblock(alloc, d);
         }

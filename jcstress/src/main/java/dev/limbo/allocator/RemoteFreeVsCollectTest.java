@@ -56,7 +56,7 @@ public final class RemoteFreeVsCollectTest {
 
         Base(final LimboAllocator alloc) {
             this.alloc = alloc;
-            this.o = new ThreadCache(alloc, false);
+            this.o = new ThreadCache(alloc, null);
             this.d = Superblocks.fresh(alloc, o);
             alloc.heap.own(d);
             o.setCurrent(SC, d);
