@@ -42,7 +42,7 @@ import java.util.Locale;
  *
  * Linearization points: a checked free of a small block - the state CAS (BlockStates (1)); of a
  * large run - the owner-word CAS (PageMap (2b)). A release is local to the cache, and then the
- * ordinary push (ThreadCache) or large free (LimboAllocator) linearizes.
+ * ordinary push (ThreadCache) or large free (LargeRuns) linearizes.
  *
  * Progress: lock-free as the allocator: the state CAS retries only when another block's state in
  * the same word changed; the quarantine is thread-local.
@@ -66,13 +66,13 @@ final class CheckedMode {
     private static final MemorySegment POISON_TEMPLATE =
             Arena.global().allocate(SizeClasses.MAX_SMALL).fill(POISON);
 
-    private final LimboAllocator allocator;
+    private final LargeRuns largeRuns;
     private final boolean debug;
     /** The most bytes one cache's quarantine holds. */
     private final long bound;
 
-    CheckedMode(final LimboAllocator allocator, final boolean debug, final long bound) {
-        this.allocator = allocator;
+    CheckedMode(final LargeRuns largeRuns, final boolean debug, final long bound) {
+        this.largeRuns = largeRuns;
         this.debug = debug;
         this.bound = bound;
     }
@@ -84,7 +84,7 @@ final class CheckedMode {
         final int index = SizeClasses.divide(offset, sc);
         if ((long) index * SizeClasses.size(sc) != offset || !BlockStates.markFreed(ptr >>> PageMap.PAGE_SHIFT,
                 index, debug ? BlockStates.POISONED : BlockStates.FREE)) {
-            allocator.checkBlock(ptr, owner, true); // throws the precise error
+            LimboAllocator.checkBlock(ptr, owner, true); // throws the precise error
             throw LimboAllocator.notAllocated(ptr, SizeClasses.size(sc)); // allocated again meanwhile
         }
         if (debug) {
@@ -154,17 +154,17 @@ final class CheckedMode {
 
         /** Frees {@code ptr}, whose page is no small superblock of this allocator, or reports why not. */
         void freeNotSmall(final long ptr, final long owner) {
-            allocator.checkLarge(ptr, owner);
+            largeRuns.check(ptr, owner);
             final long page = ptr >>> PageMap.PAGE_SHIFT;
             final long freed = owner & ~0xFFFF_FFFFL | PageMap.LARGE_FREED;
             if (!PageMap.replaceOwner(page, owner, freed)) {
-                throw LimboAllocator.freedConcurrently(ptr);
+                throw LargeRuns.freedConcurrently(ptr);
             }
             final long runBytes = PageMap.header(page) << PageMap.PAGE_SHIFT; // ours now: the header is stable
             if (add(ptr, runBytes)) {
                 large += runBytes;
             } else {
-                allocator.freeLarge(ptr, freed);
+                largeRuns.free(ptr, freed);
             }
         }
 
@@ -212,7 +212,7 @@ final class CheckedMode {
                 final long runBytes = PageMap.header(page) << PageMap.PAGE_SHIFT;
                 bytes -= runBytes;
                 large -= runBytes;
-                allocator.freeLarge(ptr, owner);
+                largeRuns.free(ptr, owner);
             }
         }
 

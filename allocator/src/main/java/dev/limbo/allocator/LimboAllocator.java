@@ -1,16 +1,13 @@
 package dev.limbo.allocator;
 
-import dev.limbo.allocator.internal.Anchor;
 import dev.limbo.allocator.internal.BestFitPageAllocator;
 import dev.limbo.allocator.internal.BlockStates;
-import dev.limbo.allocator.internal.DescriptorLayout;
 import dev.limbo.allocator.internal.Descriptors;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.OffHeapOutOfMemoryError;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Region;
-import dev.limbo.core.StripedCounter;
 import dev.limbo.core.Words;
 
 import java.lang.foreign.Arena;
@@ -22,7 +19,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntConsumer;
 
 /**
@@ -80,101 +76,37 @@ import java.util.function.IntConsumer;
  * <pre>{@code
  * Implementation notes
  *
- * Algorithm and sources: LRMalloc thesis ch. 5 (digest §3): thread caches filled with the whole
- * free list of one superblock and flushed in per-superblock runs; 64-bit anchors (state, avail,
- * count) updated by CAS; lock-free partial stacks and descriptor recycling with tagged heads
- * (Descriptors). Departures: superblocks are pages of a best-fit page allocator (ch. 7) instead of
- * mmap calls; the FULL->EMPTY leak of the thesis listing is fixed (a superblock that one flush takes
- * from FULL to EMPTY is released and its descriptor retired directly: it is on no partial stack);
- * the OWNER_RETURN policy adds mimalloc-style remote-free lists.
+ * Rooms: this class is the facade (settings, the public operations, pointer validation, the
+ * direct paths of a call that finds every stripe busy). A free passes through the rooms once, in
+ * one direction: facade (ownerOf) -> CacheRegistry (the calling thread's cache, or a stripe) ->
+ * ThreadCache (push) -> CheckedMode (quarantine) / OwnedSuperblocks (local list) -> SuperblockHeap
+ * (remote list, flush) or LargeRuns. An allocate takes the same way; freeBatch and the direct
+ * paths go from the facade straight to SuperblockHeap and LargeRuns. Each room's notes give its
+ * algorithm, invariants and memory ordering; the superblock protocol (anchors, remote lists,
+ * orderings (1)-(9)) is SuperblockHeap's.
  *
- * Invariants while no block is freed twice:
- *  - A block is in exactly one place: in use, in one cache (or its quarantine), in its superblock's
- *    free list (anchor), or (OWNER_RETURN) in its superblock's remote list.
- *  - anchor.count = length of the free list; state FULL <=> count 0 and not on a partial stack
- *    (except between the FULL->PARTIAL CAS and the push); EMPTY <=> count = maxCount.
- *  - While a superblock is owned (remoteHead != ABANDONED) its owner holds at least one of its
- *    blocks outside the anchor or in the remote list, so the anchor never reaches EMPTY; a cache
- *    abandons its superblock before it flushes, so owned superblocks are never released.
- * Invariants whatever the program frees (unchecked mode lets double frees and interior pointers
- * through, which break the ones above):
- *  - Every block a cache holds, and every block it hands out, lies wholly inside a page that was a
- *    superblock of this allocator and of the block's class when the block entered the cache: a
- *    free checks the page's owner word and that the block ends inside the page, and every link
- *    followed (pop, flush, collect, abandon) is checked (ThreadCache.leavesPage, isBlock,
- *    remoteLength, relink) when it is read, and read once; a broken one ends the list there
- *    (broken()). A block on a list may also be in use, and the program may overwrite its link at
- *    any time, so no check may rely on an earlier read of a link. Walks of a remote list stop at
- *    the superblock's block count; cache walks at the cache's count.
- *  - Every run flushRun splices is of the superblock its descriptor holds in the generation of the
- *    anchor its CAS replaces, of blocks at block boundaries, and takes the count to at most
- *    maxCount; other runs are dropped. So avail < maxCount, count <= maxCount, and the state
- *    matches the count (FULL: 0, EMPTY: maxCount), and descriptors go on the partial stack of
- *    their own class only.
- *  - An owned superblock is never released: a flush that would empty it counts a block twice (see
- *    above) and is dropped (9). So a cache's CURRENT descriptor is never retired and reused under it.
- *  - A page's owner word is set (release) before any block of it escapes and cleared before the
- *    page returns to the page allocator (LRMalloc's "unregister before unmap"); it is cleared only
- *    by the one flush whose CAS made the superblock EMPTY, or by the one free that cleared a large
- *    run's first word (PageMap 2b).
+ * Linearization points: those of the room an operation reaches (ThreadCache, SuperblockHeap,
+ * LargeRuns, CheckedMode). freeBatch validates every entry before it frees any; it is not atomic
+ * as a whole, each run linearizes on its own.
  *
- * Linearization points: allocate - the cache pop, or in fill the anchor CAS (3) that takes a
- * list; free - the cache push, the remote-list CAS (6), or the anchor CAS (3) of a flush; large
- * allocate/free - the page allocator's tree operation / the owner-word CAS (PageMap 2b). In checked
- * mode a free linearizes at its block-state CAS (BlockStates 1) or, for a large run, at the
- * owner-word CAS that marks it LARGE_FREED (CheckedMode).
+ * Progress: allocate and free are lock-free (the rooms' CAS loops retry only when another
+ * thread's CAS succeeded). The release hook (adopt) and close() hold the Lifecycle's monitor, so
+ * that a dead thread's cache is never flushed into superblocks that close() is giving back;
+ * neither runs on an allocation path.
  *
- * Progress: allocate and free are lock-free (each CAS loop retries only when another thread's CAS
- * succeeded); decommit calls madvise. The release hook (adopt) and close() hold the Lifecycle's
- * monitor, so that a dead thread's cache is never flushed into superblocks that close() is giving
- * back; neither runs on an allocation path.
+ * Memory ordering: closed is volatile, written under the Lifecycle's monitor by close() and read
+ * by every call before it uses a cache it has not found already (checkOpen) and by adopt; it
+ * guards no data (the caller must order its calls after close(), see close()). Every other
+ * ordered access is in a room.
  *
- * Memory ordering (numbers local to this file; PageMap has its own):
- *  (1) volatile anchor load in flushRun/fill; pairs with (3) and (8). The descriptor fields read
- *      after it (plain) are those of its generation whenever the CAS (3) that follows succeeds:
- *      a later generation starts only after this one reached EMPTY, which (3) would have seen.
- *  (2) plain store of the tail link of a flushed run; published by (3).
- *  (3) anchor CAS (volatile): the filler's successful CAS acquires the flushers' link writes (2)
- *      and the free-list contents; the flusher's releases them.
- *  (4) CAS of remoteHead ABANDONED -> 0 when a cache takes ownership (it fails, and the cache
- *      does not own the superblock, if another cache owns it already); pairs with (5).
- *  (5) volatile load of remoteHead by a remote freer, after (5a) a plain pre-check that skips an
- *      ABANDONED superblock (a stale answer only changes where the block goes: the anchor or the
- *      cache instead of the remote list); (5b) plain store of the block's link,
- *      published by (6).
- *  (6) remoteHead CAS of a remote push (release); pairs with the exchange (7).
- *  (7) remoteHead get-and-set by the owner (collect: to 0; abandon: to ABANDONED); acquires the
- *      pushed blocks' links.
- *  (8) release store of a new superblock's first anchor, the next generation of the descriptor's
- *      last one; pairs with (1): a flusher or filler whose (1) reads it, or a later anchor of the
- *      generation (CASes continue its release sequence), sees the descriptor fields written before.
- *  (9) volatile load of remoteHead by a flush that would empty the superblock, then (9b) a volatile
- *      load of the anchor: if the superblock is still owned after the anchor value the flush is
- *      based on (unchanged at (9b)), the owner holds a block that the anchor or the run also
- *      counts. If the anchor changed, the CAS (3) fails and the flush retries.
- *  Descriptor fields of a new superblock are plain stores published by PageMap's release store of
- *  the page owner (before blocks escape; it happens-before every later access to the page's
- *  blocks, see PageMap (1)) or by the partial-stack push CAS.
- *
- * Reclamation and ABA: descriptors are never freed (type-stable), so stale reads are in bounds.
- * Within a generation anchors need no tag (fill takes the whole list, flush splices an owned list:
- * digest §3.11). Across generations they carry one (Anchor): a flusher holding stale blocks of a
- * released superblock (only a double free leads there) reads a new superblock's descriptor, and
- * its CAS must fail even if state, avail and count happen to agree (FULL, 0, 0 always does).
- * Stack heads carry 32-bit tags (Descriptors). The remote list is push-many/take-all (exchange),
- * which has no ABA: a push CAS that succeeds on a recycled head value still links onto the list
- * that is there now, and only while the superblock is owned (the head is not ABANDONED).
- * A flusher that makes a superblock EMPTY uses only values captured before its CAS: another thread
- * may pop, retire and reuse the descriptor at once.
+ * Reclamation and ABA: see SuperblockHeap (descriptors), LargeRuns (owner words), CacheRegistry
+ * (caches).
  * }</pre>
  */
 public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
 
-    static final long ABANDONED = 1L;
     /** Offsets of whole words in the region are below this. */
-    private static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
-    private static final int STRIPES = Integer.highestOneBit(
-            Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1);
+    static final long WORD_LIMIT = Words.SEGMENT.byteSize() - 7;
 
     final int id;
     /** The tag of this allocator's small blocks' owner words (PageMap.smallTag). */
@@ -189,31 +121,14 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     final boolean remoteFrees;
     final int[] cap = new int[SizeClasses.COUNT + 1];
     private final BestFitPageAllocator pages = BestFitPageAllocator.global();
-    final Descriptors descriptors = new Descriptors(pages);
-    private final long regionSize = Region.global().size();
-    /**
-     * Platform threads' caches by participant id: found there (or through {@link #byThreadId}), and
-     * adopted through the id when it is released. No {@link ThreadLocal}: its entries would keep
-     * the allocator reachable from every thread that used it.
-     */
-    private final AtomicReferenceArray<ThreadCache> caches = new AtomicReferenceArray<>(Participants.CAPACITY);
-    private static final int BY_THREAD_ID = 4096;
-    /** A direct-mapped cache of {@link #caches} by thread id; see {@link #knownCache()}. */
-    private final ThreadCache[] byThreadId = new ThreadCache[BY_THREAD_ID];
-    private final ThreadCache[] stripes = new ThreadCache[STRIPES];
-    /**
-     * Caches of terminated threads, kept whole (not drained) for the next new thread: under thread
-     * churn a new thread starts warm, and nobody walks the dead thread's lists (mimalloc's reclaim
-     * of abandoned heaps). At most {@link #STRIPES}; beyond that a dead thread's cache is drained.
-     */
-    private final AtomicReferenceArray<ThreadCache> spares = new AtomicReferenceArray<>(STRIPES);
-    private final AtomicLong largeBytes = new AtomicLong();
-    /** Lists and runs found broken by a double free and dropped; see {@link #broken()}. */
-    private final AtomicLong brokenLists = new AtomicLong();
-    /** Bytes allocated minus bytes freed outside any live cache (batch, direct, retired caches). */
-    private final AtomicLong uncachedNet = new AtomicLong();
-    /** Calls of platform threads that held no participant id: {@link AllocatorStats#participantFallbacks()}. */
-    private final StripedCounter participantFallbacks = new StripedCounter();
+    /** The superblocks, their descriptors and remote lists. */
+    final SuperblockHeap heap;
+    /** The large runs. */
+    final LargeRuns large;
+    /** The thread caches, by participant id, and the stripes. */
+    final CacheRegistry registry;
+    /** The registry's lookup by thread id, held here so that allocate and free find a cache in as few loads. */
+    private final ThreadCache[] byThreadId;
     /** The id, the memory and the release hook that {@link #close()} (or the cleaner) gives back. */
     private final Lifecycle lifecycle;
     private final Cleaner.Cleanable cleanable;
@@ -223,6 +138,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     private volatile boolean closed;
 
     private LimboAllocator(final Builder b, final boolean shared) {
+        final Descriptors descriptors = new Descriptors(pages);
+        final AtomicLong largeBytes = new AtomicLong();
         this.lifecycle = new Lifecycle(descriptors, largeBytes, pages);
         this.id = lifecycle.id;
         this.shared = shared;
@@ -230,7 +147,9 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         this.checked = b.checked || b.debug;
         this.debug = b.debug;
         this.quarantineBytes = b.quarantineBytes;
-        this.checkedMode = checked ? new CheckedMode(this, debug, quarantineBytes) : null;
+        this.heap = new SuperblockHeap(id, checked, pages, descriptors);
+        this.large = new LargeRuns(id, pages, largeBytes);
+        this.checkedMode = checked ? new CheckedMode(large, debug, quarantineBytes) : null;
         this.policy = b.policy;
         this.remoteFrees = policy == FlushPolicy.OWNER_RETURN || policy == FlushPolicy.OWNED;
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
@@ -238,9 +157,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             cap[sc] = policy == FlushPolicy.OWNED ? Integer.MAX_VALUE
                     : (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
         }
-        for (int i = 0; i < STRIPES; i++) {
-            stripes[i] = new ThreadCache(this, true);
-        }
+        this.registry = new CacheRegistry(this);
+        this.byThreadId = registry.byThreadId;
         // The hook and the cleaner action reference the allocator weakly or not at all, so that an
         // allocator nobody references can be collected (and then closed by the cleaner).
         lifecycle.hook(Participants.onRelease(new AdoptHook(new WeakReference<>(this))));
@@ -371,19 +289,19 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     @Override
     public long allocate(final long bytes) {
-        final ThreadCache cache = knownCache();
+        final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
             return cache.allocateHere(bytes);
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            final ThreadCache local = localCache();
+            final ThreadCache local = registry.localCache();
             if (local != null) {
                 return local.allocateHere(bytes);
             }
-            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
+            registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
-        final ThreadCache stripe = claimStripe();
+        final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             return allocateDirect(bytes);
         }
@@ -410,21 +328,21 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     @Override
     public void free(final long ptr) {
-        final ThreadCache cache = knownCache();
+        final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
             cache.freeHere(ptr);
             return;
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
-            final ThreadCache local = localCache();
+            final ThreadCache local = registry.localCache();
             if (local != null) {
                 local.freeHere(ptr);
                 return;
             }
-            participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
+            registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
-        final ThreadCache stripe = claimStripe();
+        final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             freeDirect(ptr);
             return;
@@ -480,7 +398,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
                 checkBlock(ptr, owner, checked);
             } else {
-                checkLarge(ptr, owner);
+                large.check(ptr, owner);
             }
         }
         // Every entry is valid: free the large ones, keeping the small ones in front, still sorted.
@@ -491,7 +409,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             if (owner >>> PageMap.TAG_SHIFT == smallTag) {
                 ptrs[small++] = ptr;
             } else {
-                freeLarge(ptr, owner);
+                large.free(ptr, owner);
             }
         }
         if (checked) {
@@ -514,25 +432,25 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             for (int k = i; k < j - 1; k++) {
                 Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size));
             }
-            if (!remoteFrees || !pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
-                flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
+            if (!remoteFrees || !heap.pushRemoteRun(PageMap.descriptor(owner), ptrs, i, j)) {
+                heap.flushRun(PageMap.descriptor(owner), ptrs[i], ptrs[j - 1], j - i, sc);
             }
             freed += (long) (j - i) * size;
             i = j;
         }
-        uncachedNet.addAndGet(-freed);
+        registry.uncachedNet.addAndGet(-freed);
     }
 
     /** The usable size of an allocated pointer: its class size, or its page-rounded size if large. */
     public long usableSize(final long ptr) {
         checkOpen();
         final long owner = ownerOf(ptr);
-        checkOwnership(ptr, owner);
+        checkOwnership(ptr, owner, id);
         if (PageMap.kind(owner) == PageMap.SMALL) {
             checkBlock(ptr, owner, checked);
             return SizeClasses.size(PageMap.sizeClass(owner));
         }
-        checkLarge(ptr, owner);
+        large.check(ptr, owner);
         return PageMap.header(ptr >>> PageMap.PAGE_SHIFT) << PageMap.PAGE_SHIFT;
     }
 
@@ -599,7 +517,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         if (Thread.currentThread().isVirtual()) {
             throw new IllegalStateException("virtual threads share striped caches; call allocate/free directly");
         }
-        final ThreadCache cache = localCache();
+        final ThreadCache cache = registry.localCache();
         if (cache == null) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "no thread cache for this thread: all %d participant ids are held by live threads; raise -D%s, "
@@ -618,82 +536,21 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
      */
     public long trim() {
         checkOpen();
-        final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
-        if (local != null) {
-            local.drain();
-        }
-        for (int i = 0; i < caches.length(); i++) {
-            final ThreadCache cache = caches.get(i);
-            if (cache != null && cache != local) {
-                cache.requestDrain();
-            }
-        }
-        for (final ThreadCache stripe : stripes) {
-            if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it
-                try {
-                    stripe.drain();
-                } finally {
-                    stripe.release();
-                }
-            }
-        }
-        Participants.reapTerminated();
-        for (int i = 0; i < spares.length(); i++) {
-            final ThreadCache spare = spares.getAndSet(i, null);
-            if (spare != null) {
-                retire(spare);
-            }
-        }
+        registry.drainIdle();
         return pages.trim();
     }
 
     /** A snapshot of this allocator's state. */
     public AllocatorStats stats() {
         checkOpen();
-        final long[] totals = {uncachedNet.get() + largeBytes.get(), 0, 0}; // in use, cached, quarantined runs
-        for (int i = 0; i < caches.length(); i++) {
-            addCache(caches.get(i), totals);
-        }
-        for (int i = 0; i < spares.length(); i++) {
-            addCache(spares.get(i), totals);
-        }
-        for (final ThreadCache c : stripes) {
-            addCache(c, totals);
-        }
-        final long net = totals[0];
+        final long[] totals = registry.totals(); // small bytes in use, cached, quarantined runs
+        final long net = totals[0] + large.bytes();
         final long cached = totals[1];
-        long full = 0;
-        long partial = 0;
-        long empty = 0;
-        final int carved = descriptors.carved();
-        for (int d = 1; d < carved; d++) {
-            final long off = descriptors.offset(d);
-            if (Words.opaqueLoad(off + DescriptorLayout.SIZE_CLASS) == 0) {
-                continue;
-            }
-            switch (Anchor.state(Words.opaqueLoad(off + DescriptorLayout.ANCHOR))) {
-                case Anchor.FULL -> full++;
-                case Anchor.PARTIAL -> partial++;
-                default -> empty++;
-            }
-        }
-        return new AllocatorStats(net, largeBytes.get() - totals[2], cached, full, partial, empty, carved,
-                pages.committedBytes(), pages.retainedBytes(), Region.global().committedBytes(), brokenLists.get(),
-                participantFallbacks.sum());
-    }
-
-    /**
-     * Adds the bytes in use through {@code c} to {@code totals[0]}, its cached bytes to {@code totals[1]},
-     * and the bytes of large runs in its quarantine (cached, not in use) to {@code totals[2]}.
-     */
-    private static void addCache(final ThreadCache c, final long[] totals) {
-        if (c != null) {
-            final long inCache = c.cachedBytes();
-            final long runs = c.quarantinedLargeBytes();
-            totals[0] += c.takenBytes - c.returnedBytes - inCache - runs;
-            totals[1] += inCache + runs;
-            totals[2] += runs;
-        }
+        final long[] states = heap.superblockStates();
+        return new AllocatorStats(net, large.bytes() - totals[2], cached, states[0], states[1], states[2],
+                states[3], pages.committedBytes(), pages.retainedBytes(),
+                Region.global().committedBytes(), heap.brokenLists(),
+                registry.participantFallbacks.sum());
     }
 
     @Override
@@ -739,16 +596,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                 return;
             }
             closed = true;
-            for (int i = 0; i < caches.length(); i++) {
-                abandonClosed(caches.getAndSet(i, null));
-            }
-            for (int i = 0; i < spares.length(); i++) {
-                abandonClosed(spares.getAndSet(i, null));
-            }
-            for (final ThreadCache stripe : stripes) {
-                abandonClosed(stripe);
-            }
-            Arrays.fill(byThreadId, null);
+            registry.close();
         }
         cleanable.clean(); // runs the lifecycle once: the cleaner will not
     }
@@ -758,11 +606,16 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return closed;
     }
 
-    /** Marks a cache of a closing allocator unusable; its blocks go back with their superblocks. */
-    private static void abandonClosed(final ThreadCache cache) {
-        if (cache != null) {
-            cache.retired = true;
-            cache.ownerId = -1; // see knownCache
+    /**
+     * The participant release hook: the registry adopts the departed thread's cache, under the
+     * Lifecycle's monitor so that a dead thread's cache is never flushed into superblocks that
+     * close() is giving back.
+     */
+    private void adopt(final int participant) {
+        synchronized (lifecycle) {
+            if (!closed) {
+                registry.adopt(participant);
+            }
         }
     }
 
@@ -778,533 +631,32 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
                 + "allocator takes no calls any more");
     }
 
-    // ---------------------------------------------------------------- caches
-
-    /**
-     * The calling thread's cache if {@link #byThreadId} knows it, else null: a field load instead of
-     * a {@link ThreadLocal} hash probe. An entry is used only if its owner id matches: only a thread
-     * itself ever writes its own id into a cache, and thread ids are never reused, so a racy read of
-     * any other value (an older owner's id, 0, or -1 once retired) just misses. Only platform
-     * threads' caches are entered, so a hit needs no virtual-thread check. A retired cache's owner
-     * id is -1, written by {@link #adopt} on the closing thread itself (program order), so its owner
-     * cannot find it again.
-     */
-    private ThreadCache knownCache() {
-        final long threadId = Thread.currentThread().threadId();
-        final ThreadCache cache = byThreadId[(int) threadId & (BY_THREAD_ID - 1)];
-        return cache != null && cache.ownerId == threadId ? cache : null;
-    }
-
-    /**
-     * The calling platform thread's cache, or null if the thread holds no participant id and can get
-     * none (every id is held by a live thread). The participant id decides when the fast lookup
-     * misses.
-     */
-    private ThreadCache localCache() {
-        final ThreadCache known = knownCache();
-        if (known != null) {
-            return known;
-        }
-        final int participant = Participants.tryCurrent();
-        if (participant < 0) {
-            return null;
-        }
-        ThreadCache cache = ownCache(participant);
-        if (cache == null) {
-            cache = newCache(participant);
-        }
-        byThreadId[(int) Thread.currentThread().threadId() & (BY_THREAD_ID - 1)] = cache;
-        return cache;
-    }
-
-    /**
-     * The cache of the calling thread, which holds {@code participant}, or null if it has none yet.
-     * Only the holder of an id installs a cache under it, and the release hook ({@link #adopt})
-     * removes it before the id can pass to another thread; the owner check guards the rest.
-     */
-    private ThreadCache ownCache(final int participant) {
-        final ThreadCache cache = caches.get(participant);
-        return cache != null && cache.ownerId == Thread.currentThread().threadId() ? cache : null;
-    }
-
-    private ThreadCache newCache(final int participant) {
-        Participants.reapTerminated(); // adopt the caches of threads that died since (thread churn)
-        final ThreadCache installed = ownCache(participant);
-        if (installed != null) {
-            return installed; // a release hook run above allocated through this allocator
-        }
-        ThreadCache cache = takeSpare();
-        if (cache == null) {
-            cache = new ThreadCache(this, true);
-        }
-        caches.set(participant, cache);
-        return cache;
-    }
-
-    /** A terminated thread's cache, now the calling thread's; null if there is none. */
-    private ThreadCache takeSpare() {
-        for (int i = 0; i < spares.length(); i++) {
-            // Volatile get-and-set: takes the cache exclusively, and acquires the field writes
-            // that adopt's compareAndSet released. adopt saw the dead thread's writes as a drain
-            // of the dead thread's cache always has: the id was reaped after isAlive() returned
-            // false, or released by the Cleaner once the thread was unreachable.
-            final ThreadCache spare = spares.get(i) == null ? null : spares.getAndSet(i, null);
-            if (spare != null) {
-                spare.ownerId = Thread.currentThread().threadId();
-                return spare;
-            }
-        }
-        return null;
-    }
-
-    private ThreadCache claimStripe() {
-        final int start = (int) Thread.currentThread().threadId();
-        for (int i = 0; i < STRIPES; i++) {
-            final ThreadCache stripe = stripes[(start + i) & (STRIPES - 1)];
-            if (stripe.tryClaim()) {
-                return stripe;
-            }
-        }
-        return null;
-    }
-
-    /**
-     * Participants release hook. It runs while nobody uses the cache: the thread is dead, or it is
-     * the closing thread itself. A dead thread's cache becomes a spare, kept whole for the next new
-     * thread, while there is room; otherwise (and for a closing thread, whose next call finds the
-     * cache retired and makes a new one) the cache is flushed and retired.
-     */
-    private void adopt(final int participant) {
-        synchronized (lifecycle) { // not while close() gives the superblocks back
-            if (closed) {
-                return;
-            }
-            final ThreadCache cache = caches.getAndSet(participant, null);
-            if (cache == null) {
-                return;
-            }
-            if (cache.ownerId != Thread.currentThread().threadId()) { // the owner has terminated
-                // The spare keeps its owned superblocks (OWNER_RETURN), and the next thread inherits
-                // them: its blocks' remote frees still go home (no passive false sharing after a
-                // hand-over). Meanwhile those frees wait on the remote lists; trim() retires the
-                // spares, which gives the superblocks up.
-                for (int i = 0; i < spares.length(); i++) {
-                    if (spares.get(i) == null && spares.compareAndSet(i, null, cache)) {
-                        return;
-                    }
-                }
-            }
-            retire(cache);
-        }
-    }
-
-    /** Empties a cache that nobody will use again, keeping its count in the stats. */
-    private void retire(final ThreadCache cache) {
-        cache.drain();
-        cache.retired = true;
-        cache.ownerId = -1; // see knownCache
-        uncachedNet.addAndGet(cache.takenBytes - cache.returnedBytes);
-        freeTag(cache.tag()); // after the drain cleared every owner word that carried it
-    }
-
-    // ---------------------------------------------------------------- cache tags (OWNED)
-
-    /** Cache tags given back by retired caches, for reuse; guarded by itself. */
-    private final int[] freeTags = new int[PageMap.MAX_CACHE];
-    private int freeTagCount;
-    private int nextTag = 1;
-
-    /**
-     * A tag for a new owning cache, or -1 if every tag is taken (the cache then owns nothing: its
-     * blocks' frees go to remote lists and anchors). A tag is reused only after {@link #freeTag},
-     * which runs once no owner word carries it; the monitor orders those clears before the new
-     * owner's reads.
-     */
-    int takeTag() {
-        synchronized (freeTags) {
-            if (freeTagCount > 0) {
-                return freeTags[--freeTagCount];
-            }
-            return nextTag <= PageMap.MAX_CACHE ? nextTag++ : -1;
-        }
-    }
-
-    private void freeTag(final int tag) {
-        if (tag > 0) {
-            synchronized (freeTags) {
-                freeTags[freeTagCount++] = tag;
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- superblock protocol
-
-    /** Fills {@code cache}'s empty list of class {@code sc}; returns the descriptor it drew from. */
-    int fill(final ThreadCache cache, final int sc) {
-        for (int d = descriptors.popPartial(sc); d != 0; d = descriptors.popPartial(sc)) {
-            final long desc = descriptors.offset(d);
-            for (;;) {
-                // (1) volatile anchor load; pairs with (3) and (8).
-                final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
-                if (Anchor.state(old) == Anchor.EMPTY) {
-                    descriptors.retire(d); // released by the flush that emptied it (lazy retire)
-                    break;
-                }
-                if (Anchor.count(old) == 0) {
-                    break; // filled concurrently; the next FULL->PARTIAL flush pushes it again
-                }
-                // Read after (1), before (3): the superblock of old's generation if (3) succeeds.
-                final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-                // (3) anchor CAS: take the whole free list.
-                if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, Anchor.FULL, 0, 0))) {
-                    cache.setList(sc, sb + (long) Anchor.avail(old) * SizeClasses.size(sc), Anchor.count(old));
-                    return d;
-                }
-            }
-        }
-        return fillFromNew(cache, sc);
-    }
-
-    private int fillFromNew(final ThreadCache cache, final int sc) {
-        final int d = descriptors.allocate();
-        final long page;
-        try {
-            page = pages.allocate(1);
-        } catch (final RuntimeException | OffHeapOutOfMemoryError e) {
-            descriptors.retire(d);
-            throw e;
-        }
-        final long sb = page << PageMap.PAGE_SHIFT;
-        final int size = SizeClasses.size(sc);
-        final int max = (int) (PageMap.PAGE / size);
-        if (!pages.isClean(page, 1)) {
-            for (int i = 0; i < max; i++) {
-                Words.sp(sb + (long) i * size, 0L); // relative link 0: "the next block"
-            }
-        }
-        if (checked) {
-            for (int i = 0; i < max; i++) {
-                BlockStates.set(page, i, BlockStates.FREE); // the page may have held other blocks
-            }
-        }
-        final long desc = descriptors.offset(d);
-        // The last anchor of the descriptor's previous superblock (EMPTY), or 0 if it is new.
-        final long previous = Words.lp(desc + DescriptorLayout.ANCHOR);
-        Words.sp(desc + DescriptorLayout.SUPERBLOCK, sb);
-        Words.sp(desc + DescriptorLayout.MAX_COUNT, max);
-        Words.sp(desc + DescriptorLayout.SIZE_CLASS, sc);
-        Words.sp(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        // (8) release store of the next generation's first anchor; pairs with (1).
-        Words.sr(desc + DescriptorLayout.ANCHOR, Anchor.renew(previous));
-        PageMap.setOwner(page, PageMap.encode(PageMap.SMALL, id, sc, d)); // publishes the fields above
-        cache.setList(sc, sb, max);
-        return d;
-    }
-
-    /**
-     * Returns {@code n} blocks of class {@code sc}, linked from {@code head}, to their superblocks.
-     * The list is validated as it is walked: from the first block that is not a block of class
-     * {@code sc} of this allocator on, it is dropped (see {@link #broken()}).
-     */
-    void flushList(long head, int n, final int sc) {
-        final int size = SizeClasses.size(sc);
-        if (n > 0 && !isBlock(head, sc)) {
-            broken();
-            return;
-        }
-        while (n > 0) {
-            final long page = head >>> PageMap.PAGE_SHIFT;
-            final int d = PageMap.descriptor(PageMap.owner(page)); // isBlock checked the owner word
-            long tail = head;
-            int k = 1;
-            long next = 0;
-            while (k < n) {
-                next = tail + size + Words.lp(tail);
-                if ((next >>> PageMap.PAGE_SHIFT) != page || !startsBlock(next & PageMap.PAGE_MASK, sc)) {
-                    break;
-                }
-                tail = next;
-                k++;
-            }
-            n -= k;
-            if (n > 0 && !isBlock(next, sc)) { // a link out of the page must reach another superblock of ours
-                n = 0;
-                broken();
-            }
-            flushRun(d, head, tail, k, sc);
-            head = next;
-        }
-    }
-
-    /**
-     * Splices the run {@code head..tail} of {@code k} blocks of class {@code sc}, all in one page and
-     * linked, onto the free list of superblock {@code d}. Drops the run (see {@link #broken()}) if
-     * {@code head} is not a block of the superblock {@code d} holds now, or if the superblock cannot
-     * take {@code k} more free blocks: only a double free leads there.
-     */
-    void flushRun(final int d, final long head, final long tail, final int k, final int sc) {
-        final long desc = descriptors.offset(d);
-        final int size = SizeClasses.size(sc);
-        for (;;) {
-            // (1) volatile anchor load; pairs with (3) and (8).
-            final long old = Words.lv(desc + DescriptorLayout.ANCHOR);
-            // Read after (1), before (3): the fields of old's generation if (3) succeeds, and the
-            // values to use after it (once EMPTY, the descriptor may be retired and reused at once).
-            final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-            final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-            final long offset = head - sb;
-            final int headIndex = SizeClasses.divide(offset & PageMap.PAGE_MASK, sc);
-            final int count = Anchor.count(old) + k;
-            if (Words.lp(desc + DescriptorLayout.SIZE_CLASS) != sc || !startsBlock(offset, sc)
-                    || (tail ^ head) >>> PageMap.PAGE_SHIFT != 0 || count > max) {
-                broken(); // another superblock's stale blocks, or more free blocks than it has
-                return;
-            }
-            if (count == max
-                    // (9) volatile load of the remote head: an owned superblock is never empty.
-                    && Words.lv(desc + DescriptorLayout.REMOTE_HEAD) != ABANDONED
-                    // (9b) volatile anchor load: still owned after old, so old + k counts a block twice.
-                    && Words.lv(desc + DescriptorLayout.ANCHOR) == old) {
-                broken();
-                return;
-            }
-            if (Anchor.count(old) > 0) {
-                // (2) plain store of the tail link onto the current list; published by (3).
-                Words.sp(tail, sb + (long) Anchor.avail(old) * size - (tail + size));
-            }
-            final int state = count == max ? Anchor.EMPTY : Anchor.PARTIAL;
-            // (3) anchor CAS.
-            if (Words.cas(desc + DescriptorLayout.ANCHOR, old, Anchor.update(old, state, headIndex, count))) {
-                if (state == Anchor.EMPTY) {
-                    releaseSuperblock(sb);
-                    if (Anchor.state(old) == Anchor.FULL) {
-                        descriptors.retire(d); // FULL->EMPTY: on no partial stack, so nobody else can
-                    }
-                } else if (Anchor.state(old) == Anchor.FULL) {
-                    descriptors.pushPartial(sc, d);
-                }
-                return;
-            }
-        }
-    }
-
-    private void releaseSuperblock(final long sb) {
-        final long page = sb >>> PageMap.PAGE_SHIFT;
-        PageMap.setOwner(page, 0L); // unregister before the page can be reused
-        pages.free(page, 1);
-    }
-
-    // ---------------------------------------------------------------- owner return (mimalloc)
-
-    /**
-     * Takes ownership of a superblock just filled from, so that remote frees come to its remote
-     * list; false if another cache owns it. That happens when a block the owner did not take is
-     * flushed to the anchor (FULL -> PARTIAL, pushed) and we filled from it: overwriting the owner's
-     * remote head would lose its remote list and give the superblock two owners.
-     */
-    boolean own(final int d) {
-        // (4) CAS ABANDONED -> 0 (release); pairs with (5).
-        return Words.cas(descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD, ABANDONED, 0L);
-    }
-
-    /** Pushes a block onto its owned superblock's remote list; false if the superblock is unowned. */
-    boolean pushRemote(final int d, final long ptr) {
-        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
-        // (5a) plain pre-check: an abandoned superblock (the common case for a cache's own older
-        // superblocks) costs no ordered access. A stale answer only changes where the block goes.
-        if (Words.lp(field) == ABANDONED) {
-            return false;
-        }
-        for (;;) {
-            // (5) volatile load of the remote head.
-            final long head = Words.lv(field);
-            if (head == ABANDONED) {
-                return false;
-            }
-            // (5b) plain link store (absolute, 0-terminated); published by (6).
-            Words.sp(ptr, head);
-            // (6) CAS of the remote head.
-            if (Words.cas(field, head, ptr)) {
-                return true;
-            }
-        }
-    }
-
-    private boolean pushRemoteRun(final int d, final long[] ptrs, final int from, final int to) {
-        final long field = descriptors.offset(d) + DescriptorLayout.REMOTE_HEAD;
-        for (int k = from; k < to - 1; k++) {
-            Words.sp(ptrs[k], ptrs[k + 1]); // absolute links for the remote list
-        }
-        for (;;) {
-            // (5) volatile load of the remote head.
-            final long head = Words.lv(field);
-            if (head == ABANDONED) {
-                final int size = SizeClasses.size(PageMap.sizeClass(PageMap.owner(ptrs[from] >>> PageMap.PAGE_SHIFT)));
-                for (int k = from; k < to - 1; k++) {
-                    Words.sp(ptrs[k], ptrs[k + 1] - (ptrs[k] + size)); // back to relative links
-                }
-                return false;
-            }
-            // (5b) plain link store; published by (6).
-            Words.sp(ptrs[to - 1], head);
-            // (6) CAS of the remote head.
-            if (Words.cas(field, head, ptrs[from])) {
-                return true;
-            }
-        }
-    }
-
-    /** Moves the remote list of owned superblock {@code d} into the cache; returns the blocks moved. */
-    int collectRemote(final ThreadCache cache, final int sc, final int d) {
-        final long desc = descriptors.offset(d);
-        // (7) get-and-set; acquires the links written before (6).
-        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, 0L);
-        if (list == 0 || list == ABANDONED) {
-            return 0;
-        }
-        final int n = relink(desc, list, remoteLength(desc, list));
-        if (n > 0) {
-            cache.setList(sc, list, n);
-        }
-        return n;
-    }
-
-    /**
-     * OWNED: marks superblock {@code d}, just owned by the cache with tag {@code tag}, as that
-     * cache's in its page's owner word (PageMap (2), a release store).
-     */
-    void tag(final int d, final int tag) {
-        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
-        PageMap.setOwner(page, PageMap.withCache(PageMap.owner(page), tag));
-    }
-
-    /**
-     * Gives up ownership of {@code d}: clears its owner word's cache tag (OWNED; only the owner ever
-     * reads its own tag, so a plain check suffices), then {@link #abandon}s it.
-     */
-    void disown(final int d) {
-        final long page = Words.lp(descriptors.offset(d) + DescriptorLayout.SUPERBLOCK) >>> PageMap.PAGE_SHIFT;
-        final long word = PageMap.owner(page);
-        if (PageMap.cache(word) != 0) {
-            PageMap.setOwner(page, PageMap.withCache(word, 0));
-        }
-        abandon(d);
-    }
-
-    /** Gives up ownership of {@code d}; its remote list goes back to the anchor. */
-    void abandon(final int d) {
-        final long desc = descriptors.offset(d);
-        // (7) get-and-set to ABANDONED: later remote frees take the ordinary path.
-        final long list = Words.xchg(desc + DescriptorLayout.REMOTE_HEAD, ABANDONED);
-        if (list != 0 && list != ABANDONED) {
-            final int n = relink(desc, list, remoteLength(desc, list));
-            flushList(list, n, (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS));
-        }
-    }
-
-    /**
-     * The length of the 0-terminated remote list {@code list} of owned superblock {@code desc}, up to
-     * its first link that does not lead to a block of the superblock; 0 if the list has more blocks
-     * than the superblock (a cycle: a block pushed twice) or does not start with one of its blocks.
-     * Either is a double free's doing, and what is not counted is dropped (see {@link #broken()}).
-     */
-    private int remoteLength(final long desc, final long list) {
-        // The list was taken while the superblock was owned, so not released (9): the fields are those
-        // of the list's superblock. (Unless a double free also counted the list's blocks free, and
-        // the superblock was released since an abandon; then these checks and flushRun's drop them.)
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int max = (int) Words.lp(desc + DescriptorLayout.MAX_COUNT);
-        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-        int n = 0;
-        for (long p = list; p != 0; p = Words.lp(p)) { // p's link is read once p is known to be a block
-            if (!startsBlock(p - sb, sc)) {
-                broken();
-                return n;
-            }
-            if (++n > max) {
-                broken();
-                return 0;
-            }
-        }
-        return n;
-    }
-
-    /**
-     * Converts the first {@code n} links of the remote list {@code list} of superblock {@code desc}
-     * to relative links; returns how many blocks the converted list holds. That is {@code n} unless
-     * a link changed since {@link #remoteLength} read it: a block on the list is also in use (a
-     * double free), and the program wrote it. The list then ends at the block before that link.
-     */
-    private int relink(final long desc, final long list, final int n) {
-        final long sb = Words.lp(desc + DescriptorLayout.SUPERBLOCK);
-        final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
-        final int size = SizeClasses.size(sc);
-        long p = list;
-        for (int i = 1; i < n; i++) {
-            final long next = Words.lp(p);
-            if (!startsBlock(next - sb, sc)) {
-                broken();
-                return i;
-            }
-            Words.sp(p, next - (p + size));
-            p = next;
-        }
-        return n;
-    }
-
-    // ---------------------------------------------------------------- list validation
-
-    /**
-     * Whether {@code ptr} starts a block of a superblock of class {@code sc} of this allocator, by its
-     * page's owner word: the check of a link that leaves its block's page.
-     */
-    boolean isBlock(final long ptr, final int sc) {
-        return (ptr & 7) == 0 && ptr != 0 && Long.compareUnsigned(ptr, WORD_LIMIT) < 0
-                && PageMap.owner(ptr >>> PageMap.PAGE_SHIFT) >>> PageMap.CLASS_TAG_SHIFT == (smallTag << 6 | sc)
-                && startsBlock(ptr & PageMap.PAGE_MASK, sc);
-    }
-
-    /** Whether {@code offset}, from a superblock's start, is the start of one of its blocks of class {@code sc}. */
-    private static boolean startsBlock(final long offset, final int sc) {
-        final int size = SizeClasses.size(sc);
-        return Long.compareUnsigned(offset, PageMap.PAGE - size) <= 0
-                && (long) SizeClasses.divide(offset, sc) * size == offset;
-    }
-
-    /**
-     * Records a list or run that a double free broke, and that was dropped instead of followed: its
-     * blocks are leaked. Counted in {@link AllocatorStats#brokenLists()}.
-     */
-    void broken() {
-        brokenLists.incrementAndGet();
-    }
-
     // ---------------------------------------------------------------- direct paths (virtual threads, no stripe)
 
     private long allocateDirect(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
-            return allocateLarge(bytes);
+            return large.allocate(bytes);
         }
         final int sc = SizeClasses.classOf(bytes);
-        final ThreadCache scratch = new ThreadCache(this, false); // rare: every stripe was busy
-        fill(scratch, sc);
+        final ThreadCache scratch = new ThreadCache(this, null); // rare: every stripe was busy
+        heap.fill(scratch, sc);
         final long block = scratch.head(sc);
         final int n = scratch.count(sc);
         final int size = SizeClasses.size(sc);
         if (n > 1) {
-            flushList(block + size + Words.lp(block), n - 1, sc);
+            heap.flushList(block + size + Words.lp(block), n - 1, sc);
         }
         if (checked) {
             checkedMode.markAllocated(block, sc);
         }
-        uncachedNet.addAndGet(size);
+        registry.uncachedNet.addAndGet(size);
         return block;
     }
 
     private void freeDirect(final long ptr) {
         final long owner = ownerOf(ptr);
         if (owner >>> PageMap.TAG_SHIFT != smallTag) {
-            freeNotSmall(ptr, owner);
+            large.freeNotSmall(ptr, owner);
             return;
         }
         if (checked) {
@@ -1313,71 +665,10 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
             checkBlock(ptr, owner, false); // a rare path: it can afford the interior check
         }
         final int sc = PageMap.sizeClass(owner);
-        uncachedNet.addAndGet(-SizeClasses.size(sc));
-        if (!remoteFrees || !pushRemote(PageMap.descriptor(owner), ptr)) {
-            flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
+        registry.uncachedNet.addAndGet(-SizeClasses.size(sc));
+        if (!remoteFrees || !heap.pushRemote(PageMap.descriptor(owner), ptr)) {
+            heap.flushRun(PageMap.descriptor(owner), ptr, ptr, 1, sc);
         }
-    }
-
-    // ---------------------------------------------------------------- large allocations
-
-    long allocateLarge(final long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("allocation size must be positive, was " + bytes);
-        }
-        if (bytes > regionSize - PageMap.PAGE) {
-            throw new OffHeapOutOfMemoryError(String.format(Locale.ROOT,
-                    "cannot allocate %d bytes: larger than the off-heap region (%d bytes); raise -D%s",
-                    bytes, regionSize, Region.SIZE_PROPERTY));
-        }
-        final long n = (bytes + PageMap.PAGE_MASK) >>> PageMap.PAGE_SHIFT;
-        final long page = pages.allocate(n);
-        for (long p = page + 1; p < page + n; p++) {
-            PageMap.setOwner(p, PageMap.encode(PageMap.LARGE_INTERIOR, id, 0, 0));
-        }
-        PageMap.setOwner(page, PageMap.encode(PageMap.LARGE, id, 0, 0));
-        largeBytes.addAndGet(n << PageMap.PAGE_SHIFT);
-        return page << PageMap.PAGE_SHIFT;
-    }
-
-    /** Frees a pointer whose page is not a small superblock of this allocator, or reports why not. */
-    void freeNotSmall(final long ptr, final long owner) {
-        checkLarge(ptr, owner);
-        freeLarge(ptr, owner);
-    }
-
-    /**
-     * Checks that {@code ptr}, whose page is no small superblock of this allocator, starts one of its large
-     * blocks.
-     */
-    void checkLarge(final long ptr, final long owner) {
-        checkOwnership(ptr, owner);
-        if (PageMap.kind(owner) != PageMap.LARGE || (ptr & PageMap.PAGE_MASK) != 0) {
-            throw interiorLarge(ptr);
-        }
-        if (PageMap.descriptor(owner) == PageMap.LARGE_FREED) {
-            throw new IllegalStateException(String.format(Locale.ROOT,
-                    "double free: large allocation 0x%x is not allocated: it was freed, and waits in checked mode's "
-                            + "quarantine",
-                    ptr));
-        }
-    }
-
-    /**
-     * Frees the large block {@code ptr}, checked by {@link #checkLarge} (or quarantined: {@link CheckedMode});
-     * {@code owner} is its page's owner word.
-     */
-    void freeLarge(final long ptr, final long owner) {
-        final long page = ptr >>> PageMap.PAGE_SHIFT;
-        if (!PageMap.clearOwner(page, owner)) {
-            throw freedConcurrently(ptr);
-        }
-        final long n = PageMap.header(page);
-        for (long p = page + 1; p < page + n; p++) {
-            PageMap.setOwner(p, 0L);
-        }
-        largeBytes.addAndGet(-(n << PageMap.PAGE_SHIFT));
-        pages.free(page, n);
     }
 
     // ---------------------------------------------------------------- checks
@@ -1395,7 +686,8 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return PageMap.owner(ptr >>> PageMap.PAGE_SHIFT);
     }
 
-    private void checkOwnership(final long ptr, final long owner) {
+    /** Checks that {@code ptr}, whose page's owner word is {@code owner}, is allocated by allocator {@code id}. */
+    static void checkOwnership(final long ptr, final long owner, final int id) {
         if (PageMap.kind(owner) == PageMap.NONE) {
             throw new IllegalStateException(String.format(Locale.ROOT,
                     "pointer 0x%x is not allocated: freed already, or never returned by an allocator", ptr));
@@ -1406,24 +698,14 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         }
     }
 
-    static IllegalStateException freedConcurrently(final long ptr) {
-        return new IllegalStateException(String.format(Locale.ROOT,
-                "double free: large allocation 0x%x was freed concurrently", ptr));
-    }
-
     static IllegalStateException notAllocated(final long ptr, final int size) {
         return new IllegalStateException(String.format(Locale.ROOT,
                 "block 0x%x (%d bytes) is not allocated: a double free, or a pointer never returned by allocate",
                 ptr, size));
     }
 
-    private static IllegalArgumentException interiorLarge(final long ptr) {
-        return new IllegalArgumentException(String.format(Locale.ROOT,
-                "interior pointer 0x%x: it points inside a large allocation, not at its start", ptr));
-    }
-
     /** Checks that {@code ptr} starts a block; if {@code allocated}, that the block is allocated. */
-    void checkBlock(final long ptr, final long owner, final boolean allocated) {
+    static void checkBlock(final long ptr, final long owner, final boolean allocated) {
         final int sc = PageMap.sizeClass(owner);
         final int size = SizeClasses.size(sc);
         final long offset = ptr & PageMap.PAGE_MASK;

@@ -11,7 +11,7 @@ import dev.limbo.core.Words;
  * superblock of each class, whose free list is the cache's list, every superblock the cache
  * allocated from stays owned, with a local free list of its own in the owner-only line of its
  * descriptor. The owner's frees of their blocks go there, without a cap, a flush or an atomic;
- * other threads' frees go to the superblock's remote list (LimboAllocator.pushRemote).
+ * other threads' frees go to the superblock's remote list (SuperblockHeap.pushRemote).
  *
  * <pre>{@code
  * Implementation notes
@@ -37,25 +37,25 @@ import dev.limbo.core.Words;
  *  - LOCAL_COUNT blocks of the superblock are linked from LOCAL_HEAD by the relative links of a
  *    cache list; localBlocks[c] is the sum of LOCAL_COUNT over the class's READY superblocks.
  *  - An owned superblock's remote head is not ABANDONED, so no flush empties it
- *    (LimboAllocator (9)), and it is not released while owned: release() disowns it first.
+ *    (SuperblockHeap (9)), and it is not released while owned: release() disowns it first.
  * Whatever the program frees, a local free never takes LOCAL_COUNT past the superblock's block
  * count (a free that would is a double free, refused before anything changes), and the lists a
  * cache takes in are followed with the cache's own link checks (ThreadCache.leavesPage), so a
  * double free costs user data, never metadata.
  *
  * Linearization points: a local free - the store of LOCAL_HEAD (owner-only); the rest as in
- * LimboAllocator (remote push CAS (6), collect exchange (7), anchor CAS (3)).
+ * SuperblockHeap (remote push CAS (6), collect exchange (7), anchor CAS (3)).
  *
- * Progress: owner-only plain work, plus the lock-free collect, fill and flush of LimboAllocator.
+ * Progress: owner-only plain work, plus the lock-free collect, fill and flush of SuperblockHeap.
  *
  * Memory ordering: every field here is read and written by the owner only (plain), or by a thread
  * to which the cache was handed over (stripe claim, spare hand-over: ThreadCache (1)/(2)). The
  * owner word's tag is release-stored (PageMap (2)) by tag() and disown(); a free by another thread
  * reads it with a plain load and at worst sees the tag of an earlier or later owner, which sends
- * the block to the remote list (then LimboAllocator (5) decides: owned, or the anchor). Only the
+ * the block to the remote list (then SuperblockHeap (5) decides: owned, or the anchor). Only the
  * owner itself can read its own tag: it wrote it, and a tag is handed to a new cache only after
- * every owner word carrying it was cleared (LimboAllocator.retire: drain, then the tag is freed
- * under the allocator's monitor, which orders the clears before the new owner's first read).
+ * every owner word carrying it was cleared (CacheRegistry.retire: drain, then the tag is freed
+ * under the tag pool's monitor, which orders the clears before the new owner's first read).
  *
  * Reclamation and ABA: descriptors are type-stable; a descriptor of an owned superblock is never
  * retired while owned (it is never EMPTY), so the indices on READY and FULL stay valid.
@@ -66,7 +66,7 @@ final class OwnedSuperblocks {
     /** FULL superblocks whose remote lists a refill tries before it takes a new superblock. */
     static final int FULL_SCAN = 4;
 
-    private final LimboAllocator allocator;
+    private final SuperblockHeap heap;
     private final ThreadCache cache;
     /** This cache's tag in owner words (1..PageMap.MAX_CACHE); -1 if it has none and owns nothing. */
     final int tag;
@@ -79,8 +79,8 @@ final class OwnedSuperblocks {
     /** Per class, whether a local free or a refill touched READY or FULL since the last decay pass. */
     private final boolean[] touched = new boolean[SizeClasses.COUNT + 1];
 
-    OwnedSuperblocks(final LimboAllocator allocator, final ThreadCache cache, final int tag) {
-        this.allocator = allocator;
+    OwnedSuperblocks(final SuperblockHeap heap, final ThreadCache cache, final int tag) {
+        this.heap = heap;
         this.cache = cache;
         this.tag = tag;
     }
@@ -92,7 +92,7 @@ final class OwnedSuperblocks {
 
     /** Frees {@code ptr}, of the owned superblock {@code d} of class {@code sc} that is not current. */
     void freeLocal(final long ptr, final int sc, final int d) {
-        final long desc = allocator.descriptors.offset(d);
+        final long desc = heap.descriptors.offset(d);
         final long n = Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
         final long max = Words.lp(desc + DescriptorLayout.MAX_COUNT);
         if (n >= max) {
@@ -123,7 +123,7 @@ final class OwnedSuperblocks {
         touched[sc] = true;
         final int current = cache.current(sc);
         if (current != 0) {
-            final int n = allocator.collectRemote(cache, sc, current);
+            final int n = heap.collectRemote(cache, sc, current);
             if (n > 0) {
                 cache.takenBytes += (long) n * size;
                 return n;
@@ -133,7 +133,7 @@ final class OwnedSuperblocks {
         }
         final int r = ready[sc];
         if (r != 0) {
-            final long desc = allocator.descriptors.offset(r);
+            final long desc = heap.descriptors.offset(r);
             final int n = (int) Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
             unlink(ready, sc, r);
             readyCount[sc]--;
@@ -145,8 +145,8 @@ final class OwnedSuperblocks {
         }
         int f = full[sc];
         for (int i = 0; i < FULL_SCAN && f != 0; i++) {
-            final int next = (int) Words.lp(allocator.descriptors.offset(f) + DescriptorLayout.OWNED_NEXT);
-            final int n = allocator.collectRemote(cache, sc, f);
+            final int next = (int) Words.lp(heap.descriptors.offset(f) + DescriptorLayout.OWNED_NEXT);
+            final int n = heap.collectRemote(cache, sc, f);
             if (n > 0) {
                 unlink(full, sc, f);
                 cache.setCurrent(sc, f);
@@ -156,11 +156,11 @@ final class OwnedSuperblocks {
             full[sc] = next; // rotate: the next refill starts after the ones tried
             f = next;
         }
-        final int d = allocator.fill(cache, sc);
+        final int d = heap.fill(cache, sc);
         final int n = cache.count(sc);
         cache.takenBytes += (long) n * size;
-        if (tag > 0 && allocator.own(d)) {
-            allocator.tag(d, tag);
+        if (tag > 0 && heap.own(d)) {
+            heap.tag(d, tag);
             cache.setCurrent(sc, d);
         } // else another cache owns it: its blocks are ours to hand out, their frees go to that owner
         return n;
@@ -177,7 +177,7 @@ final class OwnedSuperblocks {
         while (full[sc] != 0) {
             final int d = full[sc];
             unlink(full, sc, d);
-            allocator.disown(d);
+            heap.disown(d);
         }
     }
 
@@ -211,18 +211,18 @@ final class OwnedSuperblocks {
 
     /** Disowns {@code d}, off every list, and returns its local list to its anchor. */
     private void returnLocal(final int sc, final int d) {
-        final long desc = allocator.descriptors.offset(d);
+        final long desc = heap.descriptors.offset(d);
         final int n = (int) Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
         final long head = Words.lp(desc + DescriptorLayout.LOCAL_HEAD);
         Words.sp(desc + DescriptorLayout.LOCAL_COUNT, 0);
         localBlocks[sc] -= n;
         cache.returnedBytes += (long) n * SizeClasses.size(sc);
-        allocator.disown(d); // first: a flush never empties an owned superblock
-        allocator.flushList(head, n, sc);
+        heap.disown(d); // first: a flush never empties an owned superblock
+        heap.flushList(head, n, sc);
     }
 
     private void link(final int[] list, final int sc, final int d) {
-        final long desc = allocator.descriptors.offset(d);
+        final long desc = heap.descriptors.offset(d);
         final int head = list[sc];
         if (head == 0) {
             Words.sp(desc + DescriptorLayout.OWNED_PREV, d);
@@ -230,24 +230,24 @@ final class OwnedSuperblocks {
             list[sc] = d;
             return;
         }
-        final long headDesc = allocator.descriptors.offset(head);
+        final long headDesc = heap.descriptors.offset(head);
         final int last = (int) Words.lp(headDesc + DescriptorLayout.OWNED_PREV);
-        Words.sp(allocator.descriptors.offset(last) + DescriptorLayout.OWNED_NEXT, d);
+        Words.sp(heap.descriptors.offset(last) + DescriptorLayout.OWNED_NEXT, d);
         Words.sp(desc + DescriptorLayout.OWNED_PREV, last);
         Words.sp(desc + DescriptorLayout.OWNED_NEXT, head);
         Words.sp(headDesc + DescriptorLayout.OWNED_PREV, d);
     }
 
     private void unlink(final int[] list, final int sc, final int d) {
-        final long desc = allocator.descriptors.offset(d);
+        final long desc = heap.descriptors.offset(d);
         final int next = (int) Words.lp(desc + DescriptorLayout.OWNED_NEXT);
         if (next == d) {
             list[sc] = 0;
             return;
         }
         final int prev = (int) Words.lp(desc + DescriptorLayout.OWNED_PREV);
-        Words.sp(allocator.descriptors.offset(prev) + DescriptorLayout.OWNED_NEXT, next);
-        Words.sp(allocator.descriptors.offset(next) + DescriptorLayout.OWNED_PREV, prev);
+        Words.sp(heap.descriptors.offset(prev) + DescriptorLayout.OWNED_NEXT, next);
+        Words.sp(heap.descriptors.offset(next) + DescriptorLayout.OWNED_PREV, prev);
         if (list[sc] == d) {
             list[sc] = next;
         }

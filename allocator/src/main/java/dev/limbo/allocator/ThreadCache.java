@@ -69,13 +69,13 @@ import java.util.Locale;
  * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
  *
  * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
- * plain fields to the next claimer; a spare passes through the allocator's spares array (a
- * compareAndSet, then a getAndSet: the same hand-over). A drain request of trim() on another
+ * plain fields to the next claimer; a spare passes through the registry's spares array (a
+ * compareAndSet, then a getAndSet: the same hand-over, CacheRegistry (1), (2)). A drain request of trim() on another
  * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
  * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
  * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
  * The request carries no data: the owner drains its own cache, on its own thread. Remote-list
- * and anchor accesses are in LimboAllocator.
+ * and anchor accesses are in SuperblockHeap.
  * }</pre>
  */
 public final class ThreadCache {
@@ -98,6 +98,12 @@ public final class ThreadCache {
     }
 
     final LimboAllocator allocator;
+    /** The allocator's superblocks, which fills and flushes draw from and return to. */
+    private final SuperblockHeap heap;
+    /** The allocator's large runs. */
+    private final LargeRuns large;
+    /** The allocator's checked mode; null if unchecked. */
+    private final CheckedMode checkedMode;
     /**
      * The id of the owning thread (for a stripe, of whichever thread created it). It changes when a
      * terminated thread's cache passes to a new thread; a racy reader sees the old owner's id (a
@@ -156,13 +162,17 @@ public final class ThreadCache {
     private final OwnedSuperblocks owned;
 
     /**
-     * A cache of {@code allocator}; {@code owning} if it may own superblocks (OWNED: it takes a cache
-     * tag, which {@link LimboAllocator} gives back when the cache retires).
+     * A cache of {@code allocator}. Under OWNED, a cache of a {@code registry} may own superblocks: it
+     * takes a cache tag from the registry, which gives it back when the cache retires; a cache with
+     * no registry (null: a scratch cache of the direct path, tests) owns none.
      */
-    ThreadCache(final LimboAllocator allocator, final boolean owning) {
+    ThreadCache(final LimboAllocator allocator, final CacheRegistry registry) {
         this.allocator = allocator;
-        this.owned = owning && allocator.policy == FlushPolicy.OWNED
-                ? new OwnedSuperblocks(allocator, this, allocator.takeTag()) : null;
+        this.heap = allocator.heap;
+        this.large = allocator.large;
+        this.checkedMode = allocator.checkedMode;
+        this.owned = registry != null && allocator.policy == FlushPolicy.OWNED
+                ? new OwnedSuperblocks(heap, this, registry.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
         this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
@@ -170,7 +180,7 @@ public final class ThreadCache {
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             slots[(sc << 2) + CAP] = allocator.cap[sc];
         }
-        this.quarantine = checked ? allocator.checkedMode.quarantine(this) : null;
+        this.quarantine = checked ? checkedMode.quarantine(this) : null;
     }
 
     /**
@@ -187,7 +197,7 @@ public final class ThreadCache {
     /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
     long allocateHere(final long bytes) {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
-            return allocator.allocateLarge(bytes);
+            return large.allocate(bytes);
         }
         if (--decayCountdown == 0) {
             decay();
@@ -204,13 +214,13 @@ public final class ThreadCache {
         // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
-        if (leavesPage(block, next, size) && n > 1 && !allocator.isBlock(next, sc)) { // n == 1: next is unused
+        if (leavesPage(block, next, size) && n > 1 && !heap.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
         s[at + HEAD] = next;
         s[at + COUNT] = n - 1;
         if (checked) {
-            allocator.checkedMode.markAllocated(block, sc);
+            checkedMode.markAllocated(block, sc);
         }
         return block;
     }
@@ -233,7 +243,7 @@ public final class ThreadCache {
             if (checked) {
                 quarantine.freeNotSmall(ptr, owner);
             } else {
-                allocator.freeNotSmall(ptr, owner);
+                large.freeNotSmall(ptr, owner);
             }
             return;
         }
@@ -253,7 +263,7 @@ public final class ThreadCache {
      * where a block of {@code size} bytes fits, or to an address that is not 8-byte aligned. A link
      * that stays is followed as it is: every block it can lead to lies inside the page (if it does
      * not start a block, only the blocks it overlaps suffer). A link that leaves must lead to a
-     * block of this allocator's class, which the page map tells ({@link LimboAllocator#isBlock}).
+     * block of this allocator's class, which the page map tells ({@link SuperblockHeap#isBlock}).
      */
     private static boolean leavesPage(final long block, final long next, final int size) {
         // next and next's last word lie in block's page (no bit from PAGE_SHIFT up differs), and
@@ -300,11 +310,11 @@ public final class ThreadCache {
 
     /**
      * Drops the cached list of the class being allocated from after its first block, whose link a
-     * double free broke: the rest is leaked ({@link LimboAllocator#broken()}). Returns 1, the count
+     * double free broke: the rest is leaked ({@link SuperblockHeap#broken()}). Returns 1, the count
      * that leaves only that first block to hand out.
      */
     private int dropRest() {
-        allocator.broken();
+        heap.broken();
         return 1;
     }
 
@@ -327,7 +337,7 @@ public final class ThreadCache {
                 freeNotCurrent(ptr, sc, owner, descriptor);
                 return;
             }
-            if (ownerReturn && allocator.pushRemote(descriptor, ptr)) {
+            if (ownerReturn && heap.pushRemote(descriptor, ptr)) {
                 returnedBytes += SizeClasses.size(sc);
                 return;
             }
@@ -352,8 +362,8 @@ public final class ThreadCache {
             return;
         }
         returnedBytes += SizeClasses.size(sc);
-        if (!allocator.pushRemote(descriptor, ptr)) {
-            allocator.flushRun(descriptor, ptr, ptr, 1, sc);
+        if (!heap.pushRemote(descriptor, ptr)) {
+            heap.flushRun(descriptor, ptr, ptr, 1, sc);
         }
     }
 
@@ -412,11 +422,11 @@ public final class ThreadCache {
             setList(sc, head, take);
             return take;
         }
-        if (!ownerReturn || current(sc) == 0 || allocator.collectRemote(this, sc, current(sc)) == 0) {
+        if (!ownerReturn || current(sc) == 0 || heap.collectRemote(this, sc, current(sc)) == 0) {
             abandon(sc);
-            final int descriptor = allocator.fill(this, sc);
+            final int descriptor = heap.fill(this, sc);
             if (ownerReturn) {
-                setCurrent(sc, allocator.own(descriptor) ? descriptor : 0);
+                setCurrent(sc, heap.own(descriptor) ? descriptor : 0);
             }
         }
         final int n = count(sc);
@@ -429,7 +439,7 @@ public final class ThreadCache {
         final int descriptor = current(sc);
         if (descriptor != 0) {
             setCurrent(sc, 0);
-            allocator.disown(descriptor);
+            heap.disown(descriptor);
         }
     }
 
@@ -452,8 +462,8 @@ public final class ThreadCache {
             long last = head(sc);
             for (int i = 1; i < keep; i++) {
                 final long next = last + size + Words.lp(last);
-                if (leavesPage(last, next, size) && !allocator.isBlock(next, sc)) {
-                    allocator.broken(); // keep the blocks before the broken link, drop the rest
+                if (leavesPage(last, next, size) && !heap.isBlock(next, sc)) {
+                    heap.broken(); // keep the blocks before the broken link, drop the rest
                     keep = i;
                     returned = 0;
                     break;
@@ -463,7 +473,7 @@ public final class ThreadCache {
             final long rest = last + size + Words.lp(last); // flushList checks it
             setList(sc, head(sc), keep);
             returnedBytes += (long) returned * size;
-            allocator.flushList(rest, returned, sc);
+            heap.flushList(rest, returned, sc);
         } else {
             returned = n;
             returnList(sc);
@@ -507,10 +517,10 @@ public final class ThreadCache {
                 final long last = keep == 0 ? 0 : walk(reserveHead[sc], keep - 1, sc);
                 if (keep == 0) {
                     returnedBytes += (long) idle * size;
-                    allocator.flushList(reserveHead[sc], idle, sc);
+                    heap.flushList(reserveHead[sc], idle, sc);
                 } else if (last != 0) { // else a broken link dropped the reserve
                     returnedBytes += (long) (idle - keep) * size;
-                    allocator.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
+                    heap.flushList(last + size + Words.lp(last), idle - keep, sc); // flushList checks it
                     if (n > 0) {
                         Words.sp(last, head - (last + size)); // the kept quarter, then the list
                     }
@@ -546,7 +556,7 @@ public final class ThreadCache {
             final int reserved = reserveCount[sc];
             reserveCount[sc] = 0;
             returnedBytes += (long) reserved * SizeClasses.size(sc);
-            allocator.flushList(reserveHead[sc], reserved, sc);
+            heap.flushList(reserveHead[sc], reserved, sc);
             if (count(sc) > 0) {
                 returnList(sc);
             }
@@ -564,15 +574,15 @@ public final class ThreadCache {
 
     /**
      * The block {@code links} links after {@code head} on a list of class {@code sc}, each link
-     * checked as a pop checks it; 0 if one is broken (counted, {@link LimboAllocator#broken()}).
+     * checked as a pop checks it; 0 if one is broken (counted, {@link SuperblockHeap#broken()}).
      */
     private long walk(final long head, final int links, final int sc) {
         final int size = SizeClasses.size(sc);
         long block = head;
         for (int i = 0; i < links; i++) {
             final long next = block + size + Words.lp(block);
-            if (leavesPage(block, next, size) && !allocator.isBlock(next, sc)) {
-                allocator.broken();
+            if (leavesPage(block, next, size) && !heap.isBlock(next, sc)) {
+                heap.broken();
                 return 0;
             }
             block = next;
@@ -607,7 +617,7 @@ public final class ThreadCache {
             if (reserved > 0) {
                 reserveCount[sc] = 0;
                 returnedBytes += (long) reserved * SizeClasses.size(sc);
-                allocator.flushList(reserveHead[sc], reserved, sc);
+                heap.flushList(reserveHead[sc], reserved, sc);
             }
             if (owned != null) {
                 owned.drain(sc);
@@ -621,7 +631,7 @@ public final class ThreadCache {
         final long head = head(sc);
         setList(sc, 0, 0);
         returnedBytes += (long) n * SizeClasses.size(sc);
-        allocator.flushList(head, n, sc);
+        heap.flushList(head, n, sc);
     }
 
     /** Bytes of free blocks held here (racy read; exact when the owner is quiescent). */

@@ -53,7 +53,7 @@ final class Integrity {
     static void assertIntact(final LimboAllocator a, final long claimedBefore) throws ReflectiveOperationException {
         assertRegionHeader(claimedBefore);
         final Map<Integer, String> onStack = stacks(a);
-        final int carved = a.descriptors.carved();
+        final int carved = a.heap.descriptors.carved();
         int live = 0;
         for (int d = 1; d < carved; d++) {
             live += assertDescriptor(a, d, onStack.get(d)) ? 1 : 0;
@@ -77,14 +77,14 @@ final class Integrity {
     private static Map<Integer, String> stacks(final LimboAllocator a) throws ReflectiveOperationException {
         final Field f = Descriptors.class.getDeclaredField("heads");
         f.setAccessible(true);
-        final AtomicLongArray heads = (AtomicLongArray) f.get(a.descriptors);
-        final int carved = a.descriptors.carved();
+        final AtomicLongArray heads = (AtomicLongArray) f.get(a.heap.descriptors);
+        final int carved = a.heap.descriptors.carved();
         final Map<Integer, String> on = new HashMap<>();
         for (int stack = 0; stack <= SizeClasses.COUNT; stack++) {
             final String name = stack == 0 ? "recycle" : "partial " + stack;
             final long link = stack == 0 ? DescriptorLayout.NEXT_FREE : DescriptorLayout.NEXT_PARTIAL;
             int n = 0;
-            for (int d = (int) heads.get(stack * STRIDE); d != 0; d = (int) Words.lp(a.descriptors.offset(d) + link)) {
+            for (int d = (int) heads.get(stack * STRIDE); d != 0; d = (int) Words.lp(a.heap.descriptors.offset(d) + link)) {
                 assertTrue(d > 0 && d < carved, name + " stack holds descriptor " + d + " of " + carved);
                 final String before = on.put(d, name);
                 if (before != null) {
@@ -98,7 +98,7 @@ final class Integrity {
 
     /** Checks descriptor {@code d}; true if it holds a live (not yet released) superblock. */
     private static boolean assertDescriptor(final LimboAllocator a, final int d, final String stack) {
-        final long desc = a.descriptors.offset(d);
+        final long desc = a.heap.descriptors.offset(d);
         final int sc = (int) Words.lp(desc + DescriptorLayout.SIZE_CLASS);
         final String what = "descriptor " + d;
         if (sc == 0) {
@@ -117,7 +117,7 @@ final class Integrity {
                 Long.toHexString(anchor));
         assertTrue(count <= max, where + ": more free blocks than blocks");
         assertTrue(count == 0 || Anchor.avail(anchor) < max, where + ": the free list starts outside");
-        assertEquals(LimboAllocator.ABANDONED, Words.lp(desc + DescriptorLayout.REMOTE_HEAD),
+        assertEquals(SuperblockHeap.ABANDONED, Words.lp(desc + DescriptorLayout.REMOTE_HEAD),
                 where + ": owned, though no cache is in use");
         switch (state) {
             case Anchor.FULL -> {
@@ -163,9 +163,9 @@ final class Integrity {
                     assertTrue(sc >= 1 && sc <= SizeClasses.COUNT && PageMap.allocator(owner) > 0, where);
                     if (PageMap.allocator(owner) == a.id) {
                         final int d = PageMap.descriptor(owner);
-                        assertTrue(d > 0 && d < a.descriptors.carved(), where + ": descriptor out of range");
+                        assertTrue(d > 0 && d < a.heap.descriptors.carved(), where + ": descriptor out of range");
                         assertEquals(page << PageMap.PAGE_SHIFT,
-                                Words.lp(a.descriptors.offset(d) + DescriptorLayout.SUPERBLOCK), where + ": superblock");
+                                Words.lp(a.heap.descriptors.offset(d) + DescriptorLayout.SUPERBLOCK), where + ": superblock");
                         mine++;
                     }
                 }

@@ -137,22 +137,22 @@ class LimboAllocatorDoubleFreeTest {
     void aFlushThatWouldEmptyAnOwnedSuperblockIsDropped() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.create();
-        final ThreadCache owner = new ThreadCache(a, false);
+        final ThreadCache owner = new ThreadCache(a, null);
         final int sc = SizeClasses.classOf(SIZE);
-        final int d = a.fill(owner, sc); // a fresh superblock: every block in the owner's list
-        assertTrue(a.own(d));
+        final int d = a.heap.fill(owner, sc); // a fresh superblock: every block in the owner's list
+        assertTrue(a.heap.own(d));
         final long head = owner.head(sc);
-        final long desc = a.descriptors.offset(d);
+        final long desc = a.heap.descriptors.offset(d);
         final long anchor = Words.lp(desc + DescriptorLayout.ANCHOR);
         // Double frees counted every block free while the owner holds them all: the flush that
         // would empty the superblock is dropped, or a released superblock would stay owned.
-        a.flushRun(d, head, head + (BLOCKS - 1L) * SIZE, BLOCKS, sc);
+        a.heap.flushRun(d, head, head + (BLOCKS - 1L) * SIZE, BLOCKS, sc);
         assertEquals(anchor, Words.lp(desc + DescriptorLayout.ANCHOR), "the anchor moved");
         assertEquals(PageMap.encode(PageMap.SMALL, a.id, sc, d), PageMap.withCache(PageMap.owner(head >>> PageMap.PAGE_SHIFT), 0),
                 "the owned superblock was released");
         assertEquals(1, a.stats().brokenLists());
-        a.abandon(d); // now the same flush is the owner's, and empties the superblock
-        a.flushList(head, BLOCKS, sc);
+        a.heap.abandon(d); // now the same flush is the owner's, and empties the superblock
+        a.heap.flushList(head, BLOCKS, sc);
         owner.setList(sc, 0, 0);
         TestSupport.assertAllReturned(a);
         Integrity.assertIntact(a, claimed);
@@ -162,26 +162,26 @@ class LimboAllocatorDoubleFreeTest {
     void aStaleFlushCannotLandOnTheNextSuperblockOfItsDescriptor() throws Exception {
         final long claimed = Integrity.claimed();
         final LimboAllocator a = LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
-        final ThreadCache first = new ThreadCache(a, false);
+        final ThreadCache first = new ThreadCache(a, null);
         final int sc = SizeClasses.classOf(SIZE);
-        final int d = a.fill(first, sc);
-        final long desc = a.descriptors.offset(d);
+        final int d = a.heap.fill(first, sc);
+        final long desc = a.heap.descriptors.offset(d);
         final long stale = first.head(sc);
         final long firstAnchor = Words.lp(desc + DescriptorLayout.ANCHOR);
-        a.flushList(stale, BLOCKS, sc); // FULL -> EMPTY: released, and d retired
+        a.heap.flushList(stale, BLOCKS, sc); // FULL -> EMPTY: released, and d retired
         first.setList(sc, 0, 0);
-        final ThreadCache second = new ThreadCache(a, false);
+        final ThreadCache second = new ThreadCache(a, null);
         final int sc2 = SizeClasses.classOf(2 * SIZE);
-        assertEquals(d, a.fill(second, sc2), "the recycle stack hands the retired descriptor out again");
+        assertEquals(d, a.heap.fill(second, sc2), "the recycle stack hands the retired descriptor out again");
         final long anchor = Words.lp(desc + DescriptorLayout.ANCHOR);
         assertEquals(Anchor.FULL, Anchor.state(anchor));
         assertEquals(Anchor.generation(firstAnchor) + 1, Anchor.generation(anchor),
                 "FULL with no free blocks, like the first superblock's anchor, but of the next generation");
         // A cache that a double free left holding a block of the first superblock flushes it.
-        a.flushRun(d, stale, stale, 1, sc);
+        a.heap.flushRun(d, stale, stale, 1, sc);
         assertEquals(anchor, Words.lp(desc + DescriptorLayout.ANCHOR), "the stale block landed on the new superblock");
         assertEquals(1, a.stats().brokenLists());
-        a.flushList(second.head(sc2), second.count(sc2), sc2);
+        a.heap.flushList(second.head(sc2), second.count(sc2), sc2);
         second.setList(sc2, 0, 0);
         TestSupport.assertAllReturned(a);
         Integrity.assertIntact(a, claimed);

@@ -96,8 +96,8 @@ final class TestSupport {
 
     /** The striped caches that virtual threads share (a private field, read by reflection). */
     static ThreadCache[] stripes(final LimboAllocator allocator) throws ReflectiveOperationException {
-        final Field f = LimboAllocator.class.getDeclaredField("stripes");
+        final Field f = CacheRegistry.class.getDeclaredField("stripes");
         f.setAccessible(true);
-        return (ThreadCache[]) f.get(allocator);
+        return (ThreadCache[]) f.get(allocator.registry);
     }
 }

@@ -66,8 +66,8 @@ public final class AnchorFillVsFlushTest {
         Base(final LimboAllocator alloc, final ConcurrentHashMap<Integer, long[]> taken) {
             this.alloc = alloc;
             this.taken = taken;
-            this.a = new ThreadCache(alloc, false);
-            this.b = new ThreadCache(alloc, false);
+            this.a = new ThreadCache(alloc, null);
+            this.b = new ThreadCache(alloc, null);
             this.d = Superblocks.fresh(alloc, a);
             this.sb = Superblocks.superblock(alloc, d);
         }
@@ -87,7 +87,7 @@ public final class AnchorFillVsFlushTest {
         }
 
         final void filler() {
-            final int from = alloc.fill(b, SC);
+            final int from = alloc.heap.fill(b, SC);
             if (from == d) {
                 bFrom = from;
                 return;
@@ -96,7 +96,7 @@ public final class AnchorFillVsFlushTest {
             final long head = b.head(SC);
             b.setList(SC, 0, 0);
             if (n == MAX) {
-                alloc.flushList(head, n, SC); // a new superblock: the partial stack was empty
+                alloc.heap.flushList(head, n, SC); // a new superblock: the partial stack was empty
             } else {
                 taken.merge(from, Superblocks.list(head, n), Base::concat);
             }
@@ -165,7 +165,7 @@ public final class AnchorFillVsFlushTest {
 
         @Override
         void flush(final long head, final long tail, final int k) {
-            alloc.flushList(head, k, SC);
+            alloc.heap.flushList(head, k, SC);
         }
 
         @Actor
@@ -237,7 +237,7 @@ public final class AnchorFillVsFlushTest {
             final int state = count == MAX ? Anchor.EMPTY : Anchor.PARTIAL; // never EMPTY: A keeps a block
             Words.sv(desc + DescriptorLayout.ANCHOR, Anchor.pack(state, headIndex, count)); // BUG: not a CAS
             if (Anchor.state(old) == Anchor.FULL) {
-                alloc.descriptors.pushPartial(SC, d);
+                alloc.heap.descriptors.pushPartial(SC, d);
             }
         }
 

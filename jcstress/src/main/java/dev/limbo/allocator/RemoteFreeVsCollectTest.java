@@ -56,9 +56,9 @@ public final class RemoteFreeVsCollectTest {
 
         Base(final LimboAllocator alloc) {
             this.alloc = alloc;
-            this.o = new ThreadCache(alloc, false);
+            this.o = new ThreadCache(alloc, null);
             this.d = Superblocks.fresh(alloc, o);
-            alloc.own(d);
+            alloc.heap.own(d);
             o.setCurrent(SC, d);
             this.sb = Superblocks.superblock(alloc, d);
             final long[] blocks = Superblocks.list(o.head(SC), o.count(SC));
@@ -70,10 +70,10 @@ public final class RemoteFreeVsCollectTest {
 
         /** A free from another thread, as {@code freeDirect} does it; 1 if it went to the remote list. */
         final int remoteFree(final long p) {
-            if (alloc.pushRemote(d, p)) {
+            if (alloc.heap.pushRemote(d, p)) {
                 return 1;
             }
-            alloc.flushRun(d, p, p, 1, SC);
+            alloc.heap.flushRun(d, p, p, 1, SC);
             return 0;
         }
 
@@ -159,7 +159,7 @@ public final class RemoteFreeVsCollectTest {
 
         @Actor
         public void owner(final IIII_Result r) {
-            r.r2 = alloc.collectRemote(o, SC, d);
+            r.r2 = alloc.heap.collectRemote(o, SC, d);
         }
 
         @Arbiter
@@ -235,7 +235,7 @@ public final class RemoteFreeVsCollectTest {
             final long anchor = Superblocks.anchor(alloc, d);
             int flags = markCacheInUseAnchor(hits, anchor);
             final long head = remoteHead();
-            if (head != LimboAllocator.ABANDONED) {
+            if (head != SuperblockHeap.ABANDONED) {
                 flags |= Superblocks.BAD_STATE;
                 if (Superblocks.markRemote(sb, head, hits) < 0) {
                     flags |= Superblocks.MALFORMED;
@@ -277,7 +277,7 @@ public final class RemoteFreeVsCollectTest {
         @Actor
         public void owner() {
             o.setCurrent(SC, 0);
-            alloc.abandon(d);
+            alloc.heap.abandon(d);
         }
 
         @Arbiter
@@ -323,14 +323,14 @@ public final class RemoteFreeVsCollectTest {
             o.setCurrent(SC, 0);
             final long field = Superblocks.desc(alloc, d) + DescriptorLayout.REMOTE_HEAD;
             final long list = Words.lv(field);
-            Words.sp(field, LimboAllocator.ABANDONED); // BUG: should be one get-and-set
+            Words.sp(field, SuperblockHeap.ABANDONED); // BUG: should be one get-and-set
             if (list != 0) {
                 final int n = relink(list);
                 long tail = list;
                 for (int i = 1; i < n; i++) {
                     tail = Superblocks.next(tail);
                 }
-                alloc.flushRun(d, list, tail, n, SC);
+                alloc.heap.flushRun(d, list, tail, n, SC);
             }
         }
 

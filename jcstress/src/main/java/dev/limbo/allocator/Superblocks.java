@@ -71,7 +71,7 @@ final class Superblocks {
     }
 
     static long desc(final LimboAllocator alloc, final int d) {
-        return alloc.descriptors.offset(d);
+        return alloc.heap.descriptors.offset(d);
     }
 
     static long superblock(final LimboAllocator alloc, final int d) {
@@ -166,7 +166,7 @@ final class Superblocks {
      */
     static int markRemote(final long sb, final long head, final int[] hits) {
         int n = 0;
-        for (long p = head; p != 0 && p != LimboAllocator.ABANDONED; p = Words.lp(p)) {
+        for (long p = head; p != 0 && p != SuperblockHeap.ABANDONED; p = Words.lp(p)) {
             final int idx = index(sb, p);
             if (idx < 0 || n == MAX) {
                 return -1;
@@ -200,7 +200,7 @@ final class Superblocks {
      */
     static void giveBack(final LimboAllocator alloc, final int d) {
         final long desc = desc(alloc, d);
-        Words.sv(desc + DescriptorLayout.REMOTE_HEAD, LimboAllocator.ABANDONED);
+        Words.sv(desc + DescriptorLayout.REMOTE_HEAD, SuperblockHeap.ABANDONED);
         final long sb = superblock(alloc, d);
         final int[] onList = new int[MAX];
         final int flags = markAnchor(sb, anchor(alloc, d), onList);
@@ -228,7 +228,7 @@ final class Superblocks {
             }
         }
         if (n > 0) {
-            alloc.flushRun(d, head, tail, n, SC);
+            alloc.heap.flushRun(d, head, tail, n, SC);
         }
     }
 
@@ -249,14 +249,14 @@ final class Superblocks {
      */
     static void drainEmpty(final LimboAllocator alloc) {
         for (int i = 0; i < 4 * MAX; i++) {
-            final int d = alloc.descriptors.popPartial(SC);
+            final int d = alloc.heap.descriptors.popPartial(SC);
             if (d == 0) {
                 return;
             }
             if (Anchor.state(anchor(alloc, d)) == Anchor.EMPTY) {
-                alloc.descriptors.retire(d);
+                alloc.heap.descriptors.retire(d);
             } else {
-                alloc.descriptors.pushPartial(SC, d);
+                alloc.heap.descriptors.pushPartial(SC, d);
                 return;
             }
         }

@@ -44,7 +44,8 @@ import dev.limbo.core.Words;
  * allocator calls once per grow: it takes the class's monitor, and charges (a counter update, no
  * system call) once per CHARGE_STEP of table, that is per 128 MiB of region with 64 KiB pages.
  *
- * Memory ordering (numbers local to this file; LimboAllocator and BestFitPageAllocator cite them):
+ * Memory ordering (numbers local to this file; SuperblockHeap, LargeRuns and BestFitPageAllocator
+ * cite them):
  *  (1) plain load of the owner word; ordered after (2) by the happens-before edge through which
  *      the caller got its block (see owner()).
  *  (2) release store of the owner word; pairs with (1) through that edge, and with (2b).
