@@ -30,10 +30,13 @@ import java.util.function.IntConsumer;
  * classes in superblocks of one {@linkplain PageMap#PAGE page} (64 KiB by default); larger requests
  * are runs of whole pages.
  *
- * <p>The default flush policy is {@link FlushPolicy#OWNER_RETURN} (mimalloc's), chosen on
- * cache-scratch: at 2 threads it ran 2.1x its 1-thread throughput (0.825 vs 0.388 rounds/us),
- * while LRMalloc's {@link FlushPolicy#FLUSH_ALL} ran 1.04x (0.423 vs 0.405), the passive false
- * sharing the thesis reports ({@code AllocCacheScratch}, 2 forks, JMH 1.37, 2-core x86).
+ * <p>The default policy is {@link FlushPolicy#OWNED}: mimalloc's free-list sharding, superblocks
+ * owned per thread cache, whose owner is named in the page-map word (see {@code OwnedSuperblocks}).
+ * The capped-cache policies stay as options for the batch-free study; of them,
+ * {@link FlushPolicy#OWNER_RETURN} (the default before OWNED) was chosen on cache-scratch: at 2
+ * threads it ran 2.1x its 1-thread throughput (0.825 vs 0.388 rounds/us), while LRMalloc's
+ * {@link FlushPolicy#FLUSH_ALL} ran 1.04x (0.423 vs 0.405), the passive false sharing the thesis
+ * reports ({@code AllocCacheScratch}, 2 forks, JMH 1.37, 2-core x86).
  *
  * <p><b>Checked mode</b> (see {@link Builder#checked}) turns a double free, a pointer that was
  * never allocated, an interior or misaligned pointer, and a pointer of another allocator into an
