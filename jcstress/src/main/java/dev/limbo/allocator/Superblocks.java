@@ -17,7 +17,7 @@ import java.lang.invoke.MethodType;
  * the page allocator whatever state a test left it in.
  *
  * <p>The tests sit in {@code dev.limbo.allocator} (a split package: the shaded jar is on the class
- * path) to reach the package-private superblock protocol of {@link LimboAllocator} and the fields of
+ * path) to reach the package-private superblock protocol of {@link SuperblockHeap} and the fields of
  * {@link ThreadCache}. They use class {@link #SC} (16 KiB blocks, {@link #MAX} = 4 per 64 KiB
  * superblock), so FULL, PARTIAL and EMPTY transitions happen in nearly every state.
  *
@@ -48,8 +48,8 @@ final class Superblocks {
 
     static {
         try {
-            FILL_FROM_NEW = MethodHandles.privateLookupIn(LimboAllocator.class, MethodHandles.lookup())
-                    .findVirtual(LimboAllocator.class, "fillFromNew",
+            FILL_FROM_NEW = MethodHandles.privateLookupIn(SuperblockHeap.class, MethodHandles.lookup())
+                    .findVirtual(SuperblockHeap.class, "fillFromNew",
                             MethodType.methodType(int.class, ThreadCache.class, int.class));
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -62,7 +62,7 @@ final class Superblocks {
     /** Fills {@code cache}'s empty list of class {@link #SC} with all blocks of a new superblock. */
     static int fresh(final LimboAllocator alloc, final ThreadCache cache) {
         try {
-            return (int) FILL_FROM_NEW.invokeExact(alloc, cache, SC);
+            return (int) FILL_FROM_NEW.invokeExact(alloc.heap, cache, SC);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
