@@ -47,9 +47,9 @@ import java.util.function.IntConsumer;
  * stale free (a second free after the program allocated the same size again) is reported while
  * the block is in quarantine or free; once the block was handed out again, a stale free of it
  * cannot be told from its new owner's free, and succeeds (CheckedMode's notes). Checked mode is
- * off by default: the CAS and the quarantine's cold reuse cost about 4x the allocate+free fast path
- * (AllocFastPath pair, 16 B, 3 forks, on a shared 2-core VM whose uncontended CAS costs 12 ns:
- * 11.7 ± 1.5 vs 49.4 ± 8.8 pairs/us); the system property {@value #CHECKED_PROPERTY}{@code =true}
+ * off by default: the CAS and the quarantine's cold reuse about halve the allocate+free fast path
+ * (AllocFastPath pair, 16 B, 3 forks, on a 2-core VM whose uncontended CAS costs 12 ns: 17.4 ± 2.9
+ * vs 37.2 ± 2.2 pairs/us in one invocation); the system property {@value #CHECKED_PROPERTY}{@code =true}
  * turns it on for every allocator that does not choose. Without it, null, misaligned, out-of-region and foreign
  * pointers, pages that hold no allocation, a large block freed twice, a small block freed twice in
  * a row by the same thread, and (by {@link #freeBatch} and on the rare path of a virtual thread,
