@@ -156,7 +156,7 @@ final class CheckedMode {
         void freeNotSmall(final long ptr, final long owner) {
             largeRuns.check(ptr, owner);
             final long page = ptr >>> PageMap.PAGE_SHIFT;
-            final long freed = owner & ~0xFFFF_FFFFL | PageMap.LARGE_FREED;
+            final long freed = PageMap.encode(PageMap.LARGE, PageMap.allocator(owner), 0, PageMap.LARGE_FREED);
             if (!PageMap.replaceOwner(page, owner, freed)) {
                 throw LargeRuns.freedConcurrently(ptr);
             }

@@ -169,10 +169,7 @@ final class OwnedSuperblocks {
     /** Gives up every owned superblock of class {@code sc} but the current one, returning their local lists. */
     void drain(final int sc) {
         while (ready[sc] != 0) {
-            final int d = ready[sc];
-            unlink(ready, sc, d);
-            readyCount[sc]--;
-            returnLocal(sc, d);
+            release(sc, ready[sc]);
         }
         while (full[sc] != 0) {
             final int d = full[sc];
@@ -202,7 +199,7 @@ final class OwnedSuperblocks {
         return bytes;
     }
 
-    /** Releases READY superblock {@code d}, whose local list holds all its blocks. */
+    /** Gives up READY superblock {@code d}: off the list, disowned, its local list back to its anchor. */
     private void release(final int sc, final int d) {
         unlink(ready, sc, d);
         readyCount[sc]--;
