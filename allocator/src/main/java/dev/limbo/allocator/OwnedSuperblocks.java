@@ -1,6 +1,7 @@
 package dev.limbo.allocator;
 
 import dev.limbo.allocator.internal.DescriptorLayout;
+import dev.limbo.allocator.internal.Descriptors;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Words;
@@ -66,7 +67,21 @@ final class OwnedSuperblocks {
     /** FULL superblocks whose remote lists a refill tries before it takes a new superblock. */
     static final int FULL_SCAN = 4;
 
+    /**
+     * Per size class, the blocks of one of its superblocks (the descriptor's MAX_COUNT): a table,
+     * so that a local free reads nothing from the descriptor's shared line, which other threads'
+     * remote frees write.
+     */
+    private static final int[] BLOCKS = new int[SizeClasses.COUNT + 1];
+
+    static {
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            BLOCKS[sc] = (int) (PageMap.PAGE / SizeClasses.size(sc));
+        }
+    }
+
     private final SuperblockHeap heap;
+    private final Descriptors descriptors;
     private final ThreadCache cache;
     /** This cache's tag in owner words (1..PageMap.MAX_CACHE); -1 if it has none and owns nothing. */
     final int tag;
@@ -78,9 +93,12 @@ final class OwnedSuperblocks {
     private final long[] localBlocks = new long[SizeClasses.COUNT + 1];
     /** Per class, whether a local free or a refill touched READY or FULL since the last decay pass. */
     private final boolean[] touched = new boolean[SizeClasses.COUNT + 1];
+    /** Per class, the decay passes in a row that found it untouched. */
+    private final int[] idlePasses = new int[SizeClasses.COUNT + 1];
 
     OwnedSuperblocks(final SuperblockHeap heap, final ThreadCache cache, final int tag) {
         this.heap = heap;
+        this.descriptors = heap.descriptors;
         this.cache = cache;
         this.tag = tag;
     }
@@ -92,9 +110,9 @@ final class OwnedSuperblocks {
 
     /** Frees {@code ptr}, of the owned superblock {@code d} of class {@code sc} that is not current. */
     void freeLocal(final long ptr, final int sc, final int d) {
-        final long desc = heap.descriptors.offset(d);
+        final long desc = descriptors.offset(d);
         final long n = Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
-        final long max = Words.lp(desc + DescriptorLayout.MAX_COUNT);
+        final int max = BLOCKS[sc];
         if (n >= max) {
             throw new IllegalStateException(String.format(java.util.Locale.ROOT,
                     "double free: block 0x%x; its superblock's %d blocks are all free already", ptr, max));
@@ -133,7 +151,7 @@ final class OwnedSuperblocks {
         }
         final int r = ready[sc];
         if (r != 0) {
-            final long desc = heap.descriptors.offset(r);
+            final long desc = descriptors.offset(r);
             final int n = (int) Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
             unlink(ready, sc, r);
             readyCount[sc]--;
@@ -145,7 +163,7 @@ final class OwnedSuperblocks {
         }
         int f = full[sc];
         for (int i = 0; i < FULL_SCAN && f != 0; i++) {
-            final int next = (int) Words.lp(heap.descriptors.offset(f) + DescriptorLayout.OWNED_NEXT);
+            final int next = (int) Words.lp(descriptors.offset(f) + DescriptorLayout.OWNED_NEXT);
             final int n = heap.collectRemote(cache, sc, f);
             if (n > 0) {
                 unlink(full, sc, f);
@@ -180,11 +198,17 @@ final class OwnedSuperblocks {
 
     /**
      * One decay pass for class {@code sc} (ThreadCache.decay, jemalloc's tcache GC): the READY and
-     * FULL superblocks of a class that no local free and no refill touched for a whole interval
-     * are given up ({@link #drain}); the current one stays.
+     * FULL superblocks of a class that no local free and no refill touched for IDLE_PASSES whole
+     * intervals in a row are given up ({@link #drain}); the current one stays. (Not after one
+     * interval: a working set a little larger than a superblock, such as Threadtest's, can spend
+     * an interval handing out the current superblock's blocks alone, and a drain would then give
+     * up the other superblock it needs next, only to map a new one.)
      */
     void decay(final int sc) {
-        if (!touched[sc]) {
+        if (touched[sc]) {
+            idlePasses[sc] = 0;
+        } else if (++idlePasses[sc] >= ThreadCache.IDLE_PASSES) {
+            idlePasses[sc] = 0;
             drain(sc);
         }
         touched[sc] = false;
@@ -208,7 +232,7 @@ final class OwnedSuperblocks {
 
     /** Disowns {@code d}, off every list, and returns its local list to its anchor. */
     private void returnLocal(final int sc, final int d) {
-        final long desc = heap.descriptors.offset(d);
+        final long desc = descriptors.offset(d);
         final int n = (int) Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
         final long head = Words.lp(desc + DescriptorLayout.LOCAL_HEAD);
         Words.sp(desc + DescriptorLayout.LOCAL_COUNT, 0);
@@ -219,7 +243,7 @@ final class OwnedSuperblocks {
     }
 
     private void link(final int[] list, final int sc, final int d) {
-        final long desc = heap.descriptors.offset(d);
+        final long desc = descriptors.offset(d);
         final int head = list[sc];
         if (head == 0) {
             Words.sp(desc + DescriptorLayout.OWNED_PREV, d);
@@ -227,24 +251,24 @@ final class OwnedSuperblocks {
             list[sc] = d;
             return;
         }
-        final long headDesc = heap.descriptors.offset(head);
+        final long headDesc = descriptors.offset(head);
         final int last = (int) Words.lp(headDesc + DescriptorLayout.OWNED_PREV);
-        Words.sp(heap.descriptors.offset(last) + DescriptorLayout.OWNED_NEXT, d);
+        Words.sp(descriptors.offset(last) + DescriptorLayout.OWNED_NEXT, d);
         Words.sp(desc + DescriptorLayout.OWNED_PREV, last);
         Words.sp(desc + DescriptorLayout.OWNED_NEXT, head);
         Words.sp(headDesc + DescriptorLayout.OWNED_PREV, d);
     }
 
     private void unlink(final int[] list, final int sc, final int d) {
-        final long desc = heap.descriptors.offset(d);
+        final long desc = descriptors.offset(d);
         final int next = (int) Words.lp(desc + DescriptorLayout.OWNED_NEXT);
         if (next == d) {
             list[sc] = 0;
             return;
         }
         final int prev = (int) Words.lp(desc + DescriptorLayout.OWNED_PREV);
-        Words.sp(heap.descriptors.offset(prev) + DescriptorLayout.OWNED_NEXT, next);
-        Words.sp(heap.descriptors.offset(next) + DescriptorLayout.OWNED_PREV, prev);
+        Words.sp(descriptors.offset(prev) + DescriptorLayout.OWNED_NEXT, next);
+        Words.sp(descriptors.offset(next) + DescriptorLayout.OWNED_PREV, prev);
         if (list[sc] == d) {
             list[sc] = next;
         }
