@@ -103,6 +103,39 @@ class LimboAllocatorDecayTest {
         }
     }
 
+    /**
+     * Threadtest's pattern (8-byte blocks) with a working set of 1.2 superblocks: allocate it, then
+     * free it in the same order. Under OWNED, the frees of the current superblock's blocks and the
+     * next round's pops of them touch no other owned superblock: with 8,192 blocks a superblock,
+     * that is two decay intervals, so a pass finds the class untouched for a whole interval while
+     * it is in use. Its superblocks stay owned: nothing goes back from this cache after the
+     * first round.
+     */
+    @Test
+    void decayKeepsTheOwnedSuperblocksOfAWorkingSetLargerThanOneSuperblock() {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final ThreadCache cache = a.context();
+            final int blocks = (int) (PageMap.PAGE / Long.BYTES);
+            final long[] live = new long[blocks + blocks / 5];
+            long events = 0;
+            long returned = -1;
+            while (events < 16L * ThreadCache.DECAY_EVENTS) {
+                for (int i = 0; i < live.length; i++) {
+                    live[i] = a.allocate(Long.BYTES);
+                }
+                for (final long block : live) {
+                    a.free(block);
+                }
+                events += 2L * live.length;
+                if (returned < 0) {
+                    returned = cache.returnedBytes; // after the first round
+                }
+            }
+            assertEquals(returned, cache.returnedBytes, "bytes this cache gave back while the class was in use");
+            assertAllReturned(a);
+        }
+    }
+
     @Test
     void afterABurstOfThreadsThatUsedAClassOnceAndSitIdleTrimLeavesOneSuperblockPerThread() throws Exception {
         try (LimboAllocator a = LimboAllocator.create()) {
