@@ -16,6 +16,8 @@ import java.lang.foreign.MemorySegment;
  *       (OWNER_RETURN, the default until then); the baseline of the allocator v2 bars;</li>
  *   <li>{@code limbo-checked}, {@code limbo-flush-all}, {@code limbo-partial-flush},
  *       {@code limbo-owner-return}: variants for measuring the cost of checks and the policies;</li>
+ *   <li>{@code limbo-checked-no-quarantine}: checked mode with a quarantine of 0 bytes, which
+ *       splits checked mode's cost into the block states' and the quarantine's;</li>
  *   <li>{@code malloc}: glibc malloc/free through a downcall;</li>
  *   <li>{@code arena}: one {@code Arena.ofShared()} per allocation, closed by free;</li>
  *   <li>{@code bump}: per-thread bump allocation that never frees;</li>
@@ -39,6 +41,7 @@ public final class Allocators {
         return switch (name) {
             case "limbo" -> LimboAllocator.create();
             case "limbo-checked" -> LimboAllocator.builder().checked(true).build();
+            case "limbo-checked-no-quarantine" -> LimboAllocator.builder().checked(true).quarantineBytes(0).build();
             case "limbo-flush-all" -> LimboAllocator.builder().flushPolicy(FlushPolicy.FLUSH_ALL).build();
             case "limbo-partial-flush" -> LimboAllocator.builder().flushPolicy(FlushPolicy.PARTIAL_FLUSH).build();
             case "limbo-owner-return", "limbo-v1" -> LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
@@ -47,7 +50,7 @@ public final class Allocators {
             case "bump" -> new BumpAllocator();
             case "netty" -> new NettyPooledAllocator();
             default -> throw new IllegalArgumentException("unknown allocator '" + name
-                    + "'; known: limbo, limbo-checked, limbo-flush-all, limbo-partial-flush, "
+                    + "'; known: limbo, limbo-checked, limbo-checked-no-quarantine, limbo-flush-all, limbo-partial-flush, "
                     + "limbo-owner-return, limbo-v1, malloc, arena, bump, netty");
         };
     }
