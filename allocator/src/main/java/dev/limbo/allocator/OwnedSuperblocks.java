@@ -67,19 +67,6 @@ final class OwnedSuperblocks {
     /** FULL superblocks whose remote lists a refill tries before it takes a new superblock. */
     static final int FULL_SCAN = 4;
 
-    /**
-     * Per size class, the blocks of one of its superblocks (the descriptor's MAX_COUNT): a table,
-     * so that a local free reads nothing from the descriptor's shared line, which other threads'
-     * remote frees write.
-     */
-    private static final int[] BLOCKS = new int[SizeClasses.COUNT + 1];
-
-    static {
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            BLOCKS[sc] = (int) (PageMap.PAGE / SizeClasses.size(sc));
-        }
-    }
-
     private final SuperblockHeap heap;
     private final Descriptors descriptors;
     private final ThreadCache cache;
@@ -112,7 +99,9 @@ final class OwnedSuperblocks {
     void freeLocal(final long ptr, final int sc, final int d) {
         final long desc = descriptors.offset(d);
         final long n = Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
-        final int max = BLOCKS[sc];
+        // The descriptor's MAX_COUNT, from the table: a local free reads nothing from the
+        // descriptor's shared line, which other threads' remote frees write.
+        final int max = PageMap.blocks(sc);
         if (n >= max) {
             throw new IllegalStateException(String.format(java.util.Locale.ROOT,
                     "double free: block 0x%x; its superblock's %d blocks are all free already", ptr, max));

@@ -171,7 +171,7 @@ final class SuperblockHeap {
         }
         final long sb = page << PageMap.PAGE_SHIFT;
         final int size = SizeClasses.size(sc);
-        final int max = (int) (PageMap.PAGE / size);
+        final int max = PageMap.blocks(sc);
         if (!pages.isClean(page, 1)) {
             for (int i = 0; i < max; i++) {
                 Words.sp(sb + (long) i * size, 0L); // relative link 0: "the next block"

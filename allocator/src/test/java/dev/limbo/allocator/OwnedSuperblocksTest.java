@@ -23,7 +23,7 @@ class OwnedSuperblocksTest {
     /** 1 KiB blocks: 64 per 64 KiB superblock. */
     private static final int SIZE = 1024;
     private static final int SC = SizeClasses.classOf(SIZE);
-    private static final int PER = (int) (PageMap.PAGE / SizeClasses.size(SC));
+    private static final int PER = PageMap.blocks(SC);
 
     /** Allocates {@code n} blocks of {@link #SIZE}. */
     private static long[] allocate(final LimboAllocator a, final int n) {
@@ -31,6 +31,20 @@ class OwnedSuperblocksTest {
         for (int i = 0; i < n; i++) {
             blocks[i] = a.allocate(SIZE);
         }
+        return blocks;
+    }
+
+    /**
+     * Allocates a superblock's worth of blocks, asserting that each comes from {@code page} (else
+     * failing with {@code notFrom}) and that the refill committed no new page.
+     */
+    private static long[] allocateFrom(final LimboAllocator a, final long page, final String notFrom) {
+        final long committed = a.stats().pageBytesCommitted();
+        final long[] blocks = allocate(a, PER);
+        for (final long p : blocks) {
+            assertEquals(page, page(p), notFrom);
+        }
+        assertEquals(committed, a.stats().pageBytesCommitted(), "a refill took a new superblock");
         return blocks;
     }
 
@@ -52,12 +66,8 @@ class OwnedSuperblocksTest {
             for (final long p : rest) {
                 assertEquals(page(next), page(p));
             }
-            final long committed = a.stats().pageBytesCommitted();
-            final long[] again = allocate(a, PER); // the refill swaps in superblock 1's local list
-            for (final long p : again) {
-                assertEquals(page(first[0]), page(p), "a block not from the superblock freed locally");
-            }
-            assertEquals(committed, a.stats().pageBytesCommitted(), "a refill took a new superblock");
+            // the refill swaps in superblock 1's local list
+            final long[] again = allocateFrom(a, page(first[0]), "a block not from the superblock freed locally");
             for (final long p : again) {
                 a.free(p);
             }
@@ -105,12 +115,8 @@ class OwnedSuperblocksTest {
             });
             assertEquals(PageMap.SMALL, PageMap.kind(PageMap.owner(page(first[0]))),
                     "an owned superblock was released by remote frees");
-            final long committed = a.stats().pageBytesCommitted();
-            final long[] again = allocate(a, PER); // current (2) is empty: the scan of FULL finds 1's remote list
-            for (final long p : again) {
-                assertEquals(page(first[0]), page(p), "a block not from the superblock freed remotely");
-            }
-            assertEquals(committed, a.stats().pageBytesCommitted(), "a refill took a new superblock");
+            // current (2) is empty: the scan of FULL finds 1's remote list
+            final long[] again = allocateFrom(a, page(first[0]), "a block not from the superblock freed remotely");
             for (final long p : again) {
                 a.free(p);
             }

@@ -77,6 +77,14 @@ public final class PageMap {
     public static final int PAGE_SHIFT = pageShift();
     public static final long PAGE = 1L << PAGE_SHIFT;
     public static final long PAGE_MASK = PAGE - 1;
+    /** Per size class, the blocks of one of its superblocks (a superblock is one page): see {@link #blocks}. */
+    private static final int[] BLOCKS = new int[SizeClasses.COUNT + 1];
+
+    static {
+        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
+            BLOCKS[sc] = (int) (PAGE / SizeClasses.size(sc));
+        }
+    }
     /** Pages in the global region, i.e. entries in the map. */
     public static final long PAGES = Region.global().size() >>> PAGE_SHIFT;
 
@@ -233,6 +241,11 @@ public final class PageMap {
 
     public static int descriptor(final long owner) {
         return (int) (owner & (MAX_DESCRIPTORS - 1L));
+    }
+
+    /** The blocks of one superblock of size class {@code sc} (1..SizeClasses.COUNT): a table load, no division. */
+    public static int blocks(final int sc) {
+        return BLOCKS[sc];
     }
 
     private static int pageShift() {
