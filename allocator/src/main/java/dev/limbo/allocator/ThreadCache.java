@@ -24,12 +24,14 @@ import java.util.Locale;
  * <pre>{@code
  * Implementation notes
  *
- * Layout: the state of class c is four words at slots[4c]: HEAD, COUNT, CURRENT and CAP, in one
- * array and one cache line, so that an allocate or a free pays two range checks. A free tells a
- * small block of this allocator by one comparison of its owner word's tag (PageMap.TAG_SHIFT).
+ * Layout: the state of class c is one small object, classes[c] (ClassSlot: head, count, current
+ * and cap), so that an allocate or a free pays one range check (on classes) and then reads fields
+ * at fixed offsets. A free tells a small block of this allocator by one comparison of its owner
+ * word's tag (PageMap.TAG_SHIFT); checked mode keeps an impossible tag here, so that its frees
+ * leave the unchecked path at that same comparison.
  *
- * Invariants: HEAD and COUNT describe a list of COUNT free blocks of class c; when COUNT is 0, HEAD
- * is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
+ * Invariants: head and count describe a list of count free blocks of class c; when count is 0,
+ * head is meaningless. Every block on the list lies wholly inside a page that was a superblock of class c
  * of this allocator when the block entered the list: free checks the owner word and that the block
  * ends inside the page (pastPage); a pop checks the link it follows (leavesPage, then the page map
  * for a link that leaves the page) and drops the rest of the list if the link is broken, which only
@@ -39,10 +41,10 @@ import java.util.Locale;
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
  * as a spare) touches the fields: the public allocate and free check that the caller is the owner
  * (checkOwner), and the allocator calls allocateHere and freeHere only with a cache it found by the
- * calling thread's id, or a stripe it claimed. With OWNER_RETURN, CURRENT is the descriptor of the superblock
+ * calling thread's id, or a stripe it claimed. With OWNER_RETURN, current is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
  * cache is retired, and kept by a spare for the thread it passes to.
- * CAP is the allocator's cap for the class, copied here.
+ * cap is the allocator's cap for the class, copied here.
  *
  * Decay (jemalloc's tcache GC, with its event count in place of a clock): every DECAY_EVENTS
  * small allocations and frees (one decrement of a plain owner-only counter on the fast paths) the
@@ -111,15 +113,28 @@ public final class ThreadCache {
      */
     long ownerId;
     // Copies of the allocator's settings, one load away on the fast paths.
+    /** The tag of this allocator's small blocks in owner words; in checked mode -1, which no owner word has. */
     private final long smallTag;
     private final boolean checked;
     private final boolean ownerReturn;
-    private static final int HEAD = 0;
-    private static final int COUNT = 1;
-    private static final int CURRENT = 2;
-    private static final int CAP = 3;
-    /** Per size class c, the words HEAD, COUNT, CURRENT and CAP at {@code 4c}; see the notes. */
-    private final long[] slots = new long[(SizeClasses.COUNT + 1) << 2];
+    /** Per size class, its cached list and superblock; see the notes. */
+    private final ClassSlot[] classes = new ClassSlot[SizeClasses.COUNT + 1];
+
+    /** The state of one size class in this cache; only the cache's holder touches it. */
+    private static final class ClassSlot {
+        /** The first block of the cached list; meaningless when {@code count} is 0. */
+        long head;
+        /** The number of blocks on the cached list. */
+        int count;
+        /** OWNER_RETURN and OWNED: the descriptor of the class's current superblock, or 0. */
+        int current;
+        /** The allocator's cap for the class. */
+        final int cap;
+
+        ClassSlot(final int cap) {
+            this.cap = cap;
+        }
+    }
     /** Checked mode's quarantine of recently freed blocks and runs ({@link CheckedMode}); null if unchecked. */
     final CheckedMode.Quarantine quarantine;
     /**
@@ -174,11 +189,11 @@ public final class ThreadCache {
         this.owned = registry != null && allocator.policy == FlushPolicy.OWNED
                 ? new OwnedSuperblocks(heap, this, registry.takeTag()) : null;
         this.ownerId = Thread.currentThread().threadId();
-        this.smallTag = allocator.smallTag;
         this.checked = allocator.checked;
+        this.smallTag = checked ? -1 : allocator.smallTag;
         this.ownerReturn = allocator.policy == FlushPolicy.OWNER_RETURN;
-        for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
-            slots[(sc << 2) + CAP] = allocator.cap[sc];
+        for (int sc = 0; sc <= SizeClasses.COUNT; sc++) {
+            classes[sc] = new ClassSlot(allocator.cap[sc]);
         }
         this.quarantine = checked ? checkedMode.quarantine(this) : null;
     }
@@ -203,22 +218,21 @@ public final class ThreadCache {
             decay();
         }
         final int sc = SizeClasses.classOf(bytes);
-        final long[] s = slots;
-        final int at = sc << 2;
-        long n = s[at + COUNT];
-        long block = s[at + HEAD];
+        final ClassSlot c = classes[sc];
+        int n = c.count;
+        long block = c.head;
         if (n == 0) {
             n = refill(sc);
-            block = s[at + HEAD];
+            block = c.head;
         }
-        // The last block's link is read too (harmless: the block is ours); HEAD is unused at COUNT 0.
+        // The last block's link is read too (harmless: the block is ours); head is unused at count 0.
         final int size = SizeClasses.size(sc);
         final long next = block + size + Words.lp(block);
         if (leavesPage(block, next, size) && n > 1 && !heap.isBlock(next, sc)) { // n == 1: next is unused
             n = dropRest();
         }
-        s[at + HEAD] = next;
-        s[at + COUNT] = n - 1;
+        c.head = next;
+        c.count = n - 1;
         if (checked) {
             checkedMode.markAllocated(block, sc);
         }
@@ -239,23 +253,28 @@ public final class ThreadCache {
     /** {@link #free} for the thread that holds the cache: its owner, or the claimer of a stripe. */
     void freeHere(final long ptr) {
         final long owner = LimboAllocator.ownerOf(ptr);
-        if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator
-            if (checked) {
-                quarantine.freeNotSmall(ptr, owner);
-            } else {
-                large.freeNotSmall(ptr, owner);
-            }
+        if (owner >>> PageMap.TAG_SHIFT != smallTag) { // not a small block of this allocator, or checked mode
+            freeOther(ptr, owner);
             return;
         }
         final int sc = PageMap.sizeClass(owner);
-        if (checked) {
-            quarantine.free(ptr, owner);
-            return;
-        } else if (slots[(sc << 2) + HEAD] == ptr && slots[(sc << 2) + COUNT] > 0 // unchecked: freed twice in a row,
+        final ClassSlot c = classes[sc];
+        if (c.head == ptr && c.count > 0 // freed twice in a row,
                 || pastPage(ptr, SizeClasses.size(sc))) { // or reaching past the page
             throw rejected(ptr, sc);
         }
-        push(ptr, sc, owner);
+        push(ptr, sc, owner, c);
+    }
+
+    /** Frees {@code ptr}, whose page's owner word is {@code owner}, when it is not an unchecked small block of this allocator. */
+    private void freeOther(final long ptr, final long owner) {
+        if (!checked) {
+            large.freeNotSmall(ptr, owner);
+        } else if (owner >>> PageMap.TAG_SHIFT == allocator.smallTag) {
+            quarantine.free(ptr, owner);
+        } else {
+            quarantine.freeNotSmall(ptr, owner);
+        }
     }
 
     /**
@@ -320,19 +339,20 @@ public final class ThreadCache {
 
     /** Frees {@code ptr}, a checked block of class {@code sc} of this allocator whose page's owner word is {@code owner}. */
     void push(final long ptr, final int sc, final long ownerWord) {
+        push(ptr, sc, ownerWord, classes[sc]);
+    }
+
+    /** {@link #push(long, int, long)} with the class's slot {@code c}, which the caller has loaded already. */
+    private void push(final long ptr, final int sc, final long ownerWord, final ClassSlot c) {
         long owner = ownerWord;
         if (--decayCountdown == 0) {
             decay();
             owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT); // the pass may have given the superblock up
         }
-        final long[] s = slots;
-        final int at = sc << 2;
-        // The highest index first: its range check covers the three below it.
-        final long cap = s[at + CAP];
         final int descriptor = PageMap.descriptor(owner);
-        // CURRENT stays 0 unless the policy is owner return or owned, so a block of the owned
+        // current stays 0 unless the policy is owner return or owned, so a block of the owned
         // superblock (the common case) costs one comparison.
-        if (s[at + CURRENT] != descriptor) {
+        if (c.current != descriptor) {
             if (owned != null) {
                 freeNotCurrent(ptr, sc, owner, descriptor);
                 return;
@@ -342,14 +362,14 @@ public final class ThreadCache {
                 return;
             }
         }
-        long n = s[at + COUNT];
-        if (n >= cap) {
+        int n = c.count;
+        if (n >= c.cap) {
             flush(sc);
-            n = s[at + COUNT];
+            n = c.count;
         }
-        Words.sp(ptr, s[at + HEAD] - (ptr + SizeClasses.size(sc)));
-        s[at + HEAD] = ptr;
-        s[at + COUNT] = n + 1;
+        Words.sp(ptr, c.head - (ptr + SizeClasses.size(sc)));
+        c.head = ptr;
+        c.count = n + 1;
     }
 
     /**
@@ -374,12 +394,12 @@ public final class ThreadCache {
 
     /** The first block of the cached list of class {@code sc}. */
     long head(final int sc) {
-        return slots[(sc << 2) + HEAD];
+        return classes[sc].head;
     }
 
     /** The number of cached blocks of class {@code sc}. */
     int count(final int sc) {
-        return (int) slots[(sc << 2) + COUNT];
+        return classes[sc].count;
     }
 
     /** The number of cached blocks of class {@code sc}, its decay reserve included. */
@@ -389,17 +409,18 @@ public final class ThreadCache {
 
     /** Replaces the cached list of class {@code sc} (fills, and tests that stage a cache). */
     void setList(final int sc, final long head, final int count) {
-        slots[(sc << 2) + HEAD] = head;
-        slots[(sc << 2) + COUNT] = count;
+        final ClassSlot c = classes[sc];
+        c.head = head;
+        c.count = count;
     }
 
     /** OWNER_RETURN: the descriptor of the superblock this cache owns for class {@code sc}, or 0. */
     int current(final int sc) {
-        return (int) slots[(sc << 2) + CURRENT];
+        return classes[sc].current;
     }
 
     void setCurrent(final int sc, final int descriptor) {
-        slots[(sc << 2) + CURRENT] = descriptor;
+        classes[sc].current = descriptor;
     }
 
     private int refill(final int sc) {
