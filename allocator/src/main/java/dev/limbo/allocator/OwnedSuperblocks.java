@@ -98,7 +98,8 @@ final class OwnedSuperblocks {
     /** Frees {@code ptr}, of the owned superblock {@code d} of class {@code sc} that is not current. */
     void freeLocal(final long ptr, final int sc, final int d) {
         final long desc = descriptors.offset(d);
-        final long n = Words.lp(desc + DescriptorLayout.LOCAL_COUNT);
+        // Descriptors are aligned, and ownerOf checked ptr's alignment.
+        final long n = Words.lpNoAlignCheck(desc + DescriptorLayout.LOCAL_COUNT);
         // The descriptor's MAX_COUNT, from the table: a local free reads nothing from the
         // descriptor's shared line, which other threads' remote frees write.
         final int max = PageMap.blocks(sc);
@@ -107,9 +108,9 @@ final class OwnedSuperblocks {
                     "double free: block 0x%x; its superblock's %d blocks are all free already", ptr, max));
         }
         final int size = SizeClasses.size(sc);
-        Words.sp(ptr, Words.lp(desc + DescriptorLayout.LOCAL_HEAD) - (ptr + size)); // unused while n == 0
-        Words.sp(desc + DescriptorLayout.LOCAL_HEAD, ptr);
-        Words.sp(desc + DescriptorLayout.LOCAL_COUNT, n + 1);
+        Words.spNoAlignCheck(ptr, Words.lpNoAlignCheck(desc + DescriptorLayout.LOCAL_HEAD) - (ptr + size)); // unused while n == 0
+        Words.spNoAlignCheck(desc + DescriptorLayout.LOCAL_HEAD, ptr);
+        Words.spNoAlignCheck(desc + DescriptorLayout.LOCAL_COUNT, n + 1);
         localBlocks[sc]++;
         touched[sc] = true;
         if (n == 0) {

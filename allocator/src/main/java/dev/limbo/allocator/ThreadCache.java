@@ -367,7 +367,7 @@ public final class ThreadCache {
             flush(sc);
             n = c.count;
         }
-        Words.sp(ptr, c.head - (ptr + SizeClasses.size(sc)));
+        Words.spNoAlignCheck(ptr, c.head - (ptr + SizeClasses.size(sc))); // ownerOf checked ptr's alignment
         c.head = ptr;
         c.count = n + 1;
     }

@@ -27,8 +27,9 @@ import org.junit.jupiter.api.function.Executable;
  *   <li>{@link Region}: {@code RegionTest} (reservation sizes and limits, claim sizes, alignments
  *       and exhaustion, commit/decommit ranges and the commit limit, access after close, closing
  *       twice, the global region, byte counts and the size property).</li>
- *   <li>{@link Words}: {@code WordsTest} (misaligned offsets for every helper; offsets outside the
- *       region for lp, sp, lv, cas, xadd, xchg; a word straddling the end).</li>
+ *   <li>{@link Words}: {@code WordsTest} (misaligned offsets for every helper but lpNoAlignCheck and
+ *       spNoAlignCheck, which check the bounds only; offsets outside the region for lp, sp, lv, cas,
+ *       xadd, xchg and those two; a word straddling the end).</li>
  *   <li>{@link Layouts}: {@code LayoutsTest} (padding multiples, unknown fields).</li>
  *   <li>{@link Participants}: {@code ParticipantsTest} (a close check that refuses, running out of
  *       ids, a bad capacity property).</li>

@@ -152,7 +152,25 @@ class WordsTest {
             assertThrows(IndexOutOfBoundsException.class, () -> Words.cas(bad, 0L, 1L), "cas " + bad);
             assertThrows(IndexOutOfBoundsException.class, () -> Words.xadd(bad, 1L), "xadd " + bad);
             assertThrows(IndexOutOfBoundsException.class, () -> Words.xchg(bad, 1L), "xchg " + bad);
+            assertThrows(IndexOutOfBoundsException.class, () -> Words.lpNoAlignCheck(bad), "lpNoAlignCheck " + bad);
+            assertThrows(IndexOutOfBoundsException.class, () -> Words.spNoAlignCheck(bad, 1L), "spNoAlignCheck " + bad);
         }
+        final long straddling = Words.SEGMENT.byteSize() - 4;
+        assertThrows(IndexOutOfBoundsException.class, () -> Words.lpNoAlignCheck(straddling), "lpNoAlignCheck at end - 4");
+        assertThrows(IndexOutOfBoundsException.class, () -> Words.spNoAlignCheck(straddling, 1L), "spNoAlignCheck at end - 4");
+    }
+
+    @Test
+    void theNoAlignCheckHelpersAccessTheWordAtAnyOffsetInsideTheRegion() {
+        Words.spNoAlignCheck(word(0), 0x1122334455667788L);
+        assertEquals(0x1122334455667788L, Words.lp(word(0)));
+        assertEquals(0x1122334455667788L, Words.lpNoAlignCheck(word(0)));
+        Words.sp(word(1) + 8, 0L);
+        Words.spNoAlignCheck(word(1) + 4, -1L); // straddles the word at word(1) and the one after it
+        assertEquals(-1L, Words.lpNoAlignCheck(word(1) + 4));
+        assertEquals(32, Long.bitCount(Words.lp(word(1))), "half of the first word is written");
+        assertEquals(32, Long.bitCount(Words.lp(word(1) + 8)), "half of the second word is written");
+        assertEquals(0x1122334455667788L, Words.lp(word(0)), "a store at word 1 + 4 must not touch word 0");
     }
 
     @Test
