@@ -48,7 +48,8 @@ import java.util.Locale;
  *
  * Decay (jemalloc's tcache GC, with its event count in place of a clock): every DECAY_EVENTS
  * small allocations and frees (one decrement of a plain owner-only counter on the fast paths) the
- * holder runs decay(). Per class, the blocks that sat in the cache for a whole interval are its
+ * holder runs decay(), at the end of the operation, so that the values of the operation need not
+ * be kept across the call. Per class, the blocks that sat in the cache for a whole interval are its
  * low-water mark; jemalloc tracks that mark on every pop, this cache finds it at no fast-path cost:
  * a pass moves the class's whole list aside into a reserve (reserveHead/reserveCount, off the
  * fast-path cache line), and a pop that finds the list empty takes a batch of the reserve back
@@ -214,9 +215,6 @@ public final class ThreadCache {
         if (Long.compareUnsigned(bytes - 1, SizeClasses.MAX_SMALL) >= 0) {
             return large.allocate(bytes);
         }
-        if (--decayCountdown == 0) {
-            decay();
-        }
         final int sc = SizeClasses.classOf(bytes);
         final ClassSlot c = classes[sc];
         int n = c.count;
@@ -235,6 +233,9 @@ public final class ThreadCache {
         c.count = n - 1;
         if (checked) {
             checkedMode.markAllocated(block, sc);
+        }
+        if (--decayCountdown == 0) { // last, so that only the block is live across the pass's call
+            decay();
         }
         return block;
     }
@@ -343,33 +344,39 @@ public final class ThreadCache {
     }
 
     /** {@link #push(long, int, long)} with the class's slot {@code c}, which the caller has loaded already. */
-    private void push(final long ptr, final int sc, final long ownerWord, final ClassSlot c) {
-        long owner = ownerWord;
-        if (--decayCountdown == 0) {
-            decay();
-            owner = PageMap.owner(ptr >>> PageMap.PAGE_SHIFT); // the pass may have given the superblock up
-        }
+    private void push(final long ptr, final int sc, final long owner, final ClassSlot c) {
         final int descriptor = PageMap.descriptor(owner);
         // current stays 0 unless the policy is owner return or owned, so a block of the owned
         // superblock (the common case) costs one comparison.
-        if (c.current != descriptor) {
-            if (owned != null) {
-                freeNotCurrent(ptr, sc, owner, descriptor);
-                return;
+        if (c.current == descriptor || !freedElsewhere(ptr, sc, owner, descriptor)) {
+            int n = c.count;
+            if (n >= c.cap) {
+                flush(sc);
+                n = c.count;
             }
-            if (ownerReturn && heap.pushRemote(descriptor, ptr)) {
-                returnedBytes += SizeClasses.size(sc);
-                return;
-            }
+            Words.spNoAlignCheck(ptr, c.head - (ptr + SizeClasses.size(sc))); // ownerOf checked ptr's alignment
+            c.head = ptr;
+            c.count = n + 1;
         }
-        int n = c.count;
-        if (n >= c.cap) {
-            flush(sc);
-            n = c.count;
+        if (--decayCountdown == 0) { // last, so that no value of the free is live across the pass's call
+            decay();
         }
-        Words.spNoAlignCheck(ptr, c.head - (ptr + SizeClasses.size(sc))); // ownerOf checked ptr's alignment
-        c.head = ptr;
-        c.count = n + 1;
+    }
+
+    /**
+     * Frees a block that is not of the current superblock of its class where the policy sends it:
+     * OWNED's local or remote free, or OWNER_RETURN's remote list; false if it goes on the cached list.
+     */
+    private boolean freedElsewhere(final long ptr, final int sc, final long owner, final int descriptor) {
+        if (owned != null) {
+            freeNotCurrent(ptr, sc, owner, descriptor);
+            return true;
+        }
+        if (ownerReturn && heap.pushRemote(descriptor, ptr)) {
+            returnedBytes += SizeClasses.size(sc);
+            return true;
+        }
+        return false;
     }
 
     /**
