@@ -158,7 +158,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         for (int sc = 1; sc <= SizeClasses.COUNT; sc++) {
             // OWNED: the list holds blocks of the current superblock (or of one fill), never more than a page's worth.
             cap[sc] = policy == FlushPolicy.OWNED ? Integer.MAX_VALUE
-                    : (int) Math.max(8, Math.min(PageMap.PAGE / SizeClasses.size(sc), b.cacheBytes / SizeClasses.size(sc)));
+                    : (int) Math.max(8, Math.min(PageMap.blocks(sc), b.cacheBytes / SizeClasses.size(sc)));
         }
         this.registry = new CacheRegistry(this);
         this.byThreadId = registry.byThreadId;
@@ -713,7 +713,7 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         final int size = SizeClasses.size(sc);
         final long offset = ptr & PageMap.PAGE_MASK;
         final int index = SizeClasses.divide(offset, sc);
-        if ((long) index * size != offset || index >= PageMap.PAGE / size) {
+        if ((long) index * size != offset || index >= PageMap.blocks(sc)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "interior pointer 0x%x: it is %d bytes into a %d-byte block", ptr, offset % size, size));
         }
