@@ -3,8 +3,12 @@ package dev.limbo.allocator;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.core.Participants;
 import dev.limbo.core.StripedCounter;
+import dev.limbo.core.internal.Native;
+import dev.limbo.core.internal.NativeCallException;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -21,15 +25,17 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * Algorithm: a cache per platform thread, found through its participant id (no ThreadLocal, whose
  * entries would keep the allocator reachable from every thread that used it) and cached by thread
  * id in a direct-mapped array; STRIPES caches that a virtual thread claims by a CAS for one call
- * (ThreadCache (1)/(2)); a terminated thread's cache is adopted through the participant release
+ * (IdleCacheHandshake (C1)/(C2)); a terminated thread's cache is adopted through the participant release
  * hook and kept whole as a spare for the next new thread (mimalloc's reclaim of abandoned heaps),
  * or drained and retired when the spares are full.
  *
  * Invariants:
  *  - caches[i] is null or the cache of the thread that holds participant id i (or held it: the
  *    release hook removes it before the id passes on); only the holder installs it.
- *  - A cache is used by one thread at a time: its owner (ownerId), the claimer of a stripe, or the
- *    thread that adopts or retires it while no thread owns it. A retired cache's ownerId is -1, so
+ *  - A cache is used by one thread at a time: its owner (ownerId), the claimer of a stripe, the
+ *    thread that adopts or retires it while no thread owns it, or trim() while it holds the claim
+ *    of a cache whose owner is outside its operations (IdleCacheHandshake; trim() claims platform
+ *    threads' caches under the Lifecycle's monitor, which adopt and retire hold too). A retired cache's ownerId is -1, so
  *    no lookup finds it again; its blocks were returned and its tag freed.
  *  - A tag is on freeTags only after the drain of its cache cleared every owner word carrying it.
  *  - uncachedNet + the caches' taken - returned - cached bytes = the small bytes in use.
@@ -252,28 +258,16 @@ final class CacheRegistry {
 
     /**
      * trim()'s part: drains the calling platform thread's cache and every striped cache that no
-     * thread holds, asks every other thread's cache to drain itself (ThreadCache.requestDrain),
-     * adopts the caches of terminated threads, and retires the spares.
+     * thread holds, adopts the caches of terminated threads, and retires the spares. Returns the
+     * calling thread's cache, or null, for {@link #drainOwners}.
      */
-    void drainIdle() {
+    ThreadCache drainIdle() {
         final ThreadCache local = Thread.currentThread().isVirtual() ? null : localCache();
         if (local != null) {
-            local.drain();
-        }
-        for (int i = 0; i < caches.length(); i++) {
-            final ThreadCache cache = caches.get(i);
-            if (cache != null && cache != local) {
-                cache.requestDrain();
-            }
+            drainClaimed(local); // claimed, as another thread's trim() would claim it
         }
         for (final ThreadCache stripe : stripes) {
-            if (stripe.tryClaim()) { // a stripe in use is not idle: its next claimer keeps using it
-                try {
-                    stripe.drain();
-                } finally {
-                    stripe.release();
-                }
-            }
+            drainClaimed(stripe); // a stripe in use is not idle: its next claimer keeps using it
         }
         Participants.reapTerminated();
         for (int i = 0; i < spares.length(); i++) {
@@ -281,6 +275,57 @@ final class CacheRegistry {
             if (spare != null) {
                 retire(spare);
             }
+        }
+        return local;
+    }
+
+    /** Drains {@code cache} if nobody holds its claim. */
+    private static void drainClaimed(final ThreadCache cache) {
+        if (cache.tryClaim()) {
+            try {
+                cache.drain();
+            } finally {
+                cache.release();
+            }
+        }
+    }
+
+    /**
+     * trim()'s part for the other platform threads' caches, under the Lifecycle's monitor (so that no
+     * release hook adopts or retires one meanwhile): drains each whose owner is outside its
+     * operations, by the handshake of {@link IdleCacheHandshake} (claim them all, one membarrier,
+     * read each owner's mark), and asks the others to drain themselves at their next operation
+     * ({@link ThreadCache#requestDrain}), as it asks them all where the handshake is off.
+     */
+    void drainOwners(final ThreadCache local) {
+        final List<ThreadCache> claimed = new ArrayList<>();
+        for (int i = 0; i < caches.length(); i++) {
+            final ThreadCache cache = caches.get(i);
+            if (cache == null || cache == local) {
+                continue;
+            }
+            if (IdleCacheHandshake.ENABLED && cache.tryClaim()) { // (C1)
+                claimed.add(cache);
+            } else {
+                cache.requestDrain(); // another trim() holds it, or the handshake is off
+            }
+        }
+        if (claimed.isEmpty()) {
+            return;
+        }
+        try {
+            Native.membarrier(); // (M)
+            for (final ThreadCache cache : claimed) {
+                if (cache.ownerIdle()) { // (A4)
+                    cache.drain();
+                } else {
+                    cache.requestDrain();
+                }
+            }
+        } catch (final NativeCallException refused) { // registered at start-up, so not expected
+            claimed.forEach(ThreadCache::requestDrain);
+        } finally {
+            claimed.forEach(ThreadCache::release); // (C2)
         }
     }
 

@@ -48,7 +48,8 @@ import java.util.Locale;
  * the same word changed; the quarantine is thread-local.
  *
  * Memory ordering: BlockStates (1)-(3) and PageMap (2b). The quarantine's fields are plain and
- * owned by the cache's holder; a stripe passes them on with its claim (ThreadCache (1), (2)).
+ * owned by the cache's holder; a stripe, or a cache that trim() drains, passes them on with its
+ * claim (IdleCacheHandshake (C1), (C2), (A2)-(A4)).
  *
  * Reclamation and ABA: the quarantine delays reuse; it cannot see past it. A stale pointer whose
  * block left the quarantine and was allocated again is indistinguishable from the new owner's

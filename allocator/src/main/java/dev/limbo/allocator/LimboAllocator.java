@@ -294,16 +294,24 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     public long allocate(final long bytes) {
         final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
-            return cache.allocateHere(bytes);
+            return cache.allocateOwned(bytes);
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
             final ThreadCache local = registry.localCache();
             if (local != null) {
-                return local.allocateHere(bytes);
+                return local.allocateOwned(bytes);
             }
             registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
+        return allocateShared(bytes);
+    }
+
+    /**
+     * Allocates through a striped cache (virtual threads, platform threads without a participant id
+     * or whose cache trim() holds at the moment), or without a cache when every stripe is busy.
+     */
+    long allocateShared(final long bytes) {
         final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             return allocateDirect(bytes);
@@ -333,18 +341,23 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     public void free(final long ptr) {
         final ThreadCache cache = CacheRegistry.known(byThreadId);
         if (cache != null) {
-            cache.freeHere(ptr);
+            cache.freeOwned(ptr);
             return;
         }
         checkOpen();
         if (!Thread.currentThread().isVirtual()) {
             final ThreadCache local = registry.localCache();
             if (local != null) {
-                local.freeHere(ptr);
+                local.freeOwned(ptr);
                 return;
             }
             registry.participantFallbacks.increment(); // no participant id: share the stripes as virtual threads do
         }
+        freeShared(ptr);
+    }
+
+    /** Frees as {@link #allocateShared} allocates. */
+    void freeShared(final long ptr) {
         final ThreadCache stripe = registry.claimStripe();
         if (stripe == null) {
             freeDirect(ptr);
@@ -533,13 +546,22 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
     /**
      * Returns the calling thread's cached blocks, the blocks of every striped cache that no virtual
      * thread is using at the moment, adopts the caches of terminated threads, returns the blocks of
-     * the spare caches, and decommits every free page run. Returns the bytes decommitted. Every
-     * other live thread's cache drains itself at that thread's next allocation or free (at the
-     * latest at its next decay pass); a thread that stays idle keeps its cache until then.
+     * the spare caches and of every other live thread that is not inside an allocation or a free
+     * at the moment (parked, blocked, or busy elsewhere), and decommits every free page run.
+     * Returns the bytes decommitted. A thread that is inside an operation drains its cache itself,
+     * at its next allocation or free (at the latest at its next decay pass). Draining an idle
+     * thread's cache takes a {@code membarrier} system call; where the kernel lacks it, or with
+     * {@code -Dlimbo.alloc.drainIdleCaches=false}, every other live thread drains its own cache
+     * that way, and a thread that stays idle keeps its cache until then.
      */
     public long trim() {
         checkOpen();
-        registry.drainIdle();
+        final ThreadCache local = registry.drainIdle();
+        synchronized (lifecycle) { // no release hook adopts or retires a cache meanwhile
+            if (!closed) {
+                registry.drainOwners(local);
+            }
+        }
         return pages.trim();
     }
 

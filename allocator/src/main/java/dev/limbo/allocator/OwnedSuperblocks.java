@@ -50,9 +50,9 @@ import dev.limbo.core.Words;
  * Progress: owner-only plain work, plus the lock-free collect, fill and flush of SuperblockHeap.
  *
  * Memory ordering: every field here is read and written by the owner only (plain), or by a thread
- * to which the cache was handed over (stripe claim, spare hand-over: ThreadCache (1)/(2)). The
- * owner word's tag is release-stored (PageMap (2)) by tag() and disown(); a free by another thread
- * reads it with a plain load and at worst sees the tag of an earlier or later owner, which sends
+ * to which the cache was handed over (a stripe's or trim()'s claim: IdleCacheHandshake (C1), (C2),
+ * (A2)-(A4); a spare's hand-over: CacheRegistry (1)/(2)). The owner word's tag is release-stored
+ * (PageMap (2)) by tag() and disown(); a free by another thread reads it with a plain load and at worst sees the tag of an earlier or later owner, which sends
  * the block to the remote list (then SuperblockHeap (5) decides: owned, or the anchor). Only the
  * owner itself can read its own tag: it wrote it, and a tag is handed to a new cache only after
  * every owner word carrying it was cleared (CacheRegistry.retire: drain, then the tag is freed

@@ -39,9 +39,11 @@ import java.util.Locale;
  * free can make the cache hand a block out twice, never hand out memory outside the pages of its
  * superblocks. Only the owning thread (or, for a stripe, the thread that claimed it; for a dead
  * thread's cache, the adopting thread while nobody holds its id, then the new thread it passes to
- * as a spare) touches the fields: the public allocate and free check that the caller is the owner
- * (checkOwner), and the allocator calls allocateHere and freeHere only with a cache it found by the
- * calling thread's id, or a stripe it claimed. With OWNER_RETURN, current is the descriptor of the superblock
+ * as a spare; for an idle owner's cache, trim() while it holds the cache's claim) touches the
+ * fields: the public allocate and free check that the caller is the owner (checkOwner), and the
+ * allocator calls allocateOwned and freeOwned only with a cache it found by the calling thread's
+ * id, and allocateHere and freeHere with a stripe it claimed. The owner's operations run inside
+ * the marks of IdleCacheHandshake, which keep trim() out of them. With OWNER_RETURN, current is the descriptor of the superblock
  * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
  * cache is retired, and kept by a spare for the thread it passes to.
  * cap is the allocator's cap for the class, copied here.
@@ -71,26 +73,24 @@ import java.util.Locale;
  *
  * Progress: allocate and free are lock-free: thread-local work plus the lock-free fill and flush.
  *
- * Memory ordering: (1) the stripe claim CAS acquires, (2) its release store hands the cache's
- * plain fields to the next claimer; a spare passes through the registry's spares array (a
- * compareAndSet, then a getAndSet: the same hand-over, CacheRegistry (1), (2)). A drain request of trim() on another
- * thread: (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
+ * Memory ordering: the claim of a stripe or of an idle owner's cache, and the owner's marks, are
+ * IdleCacheHandshake's (C1), (C2), (A1)-(A4); a spare passes through the registry's spares array (a
+ * compareAndSet, then a getAndSet: the same hand-over, CacheRegistry (1), (2)). A drain request of trim()
+ * on an owner that is inside an operation (or that the handshake is off for): (3) opaque store of drainRequested, read by (4), the opaque load of each decay pass;
  * (5) opaque store of 1 into the countdown, which the owner reads and writes plainly: it only
  * brings the pass forward, and if the owner's decrement overwrites it the pass comes on schedule.
  * The request carries no data: the owner drains its own cache, on its own thread. Remote-list
  * and anchor accesses are in SuperblockHeap.
  * }</pre>
  */
-public final class ThreadCache {
+public final class ThreadCache extends IdleCacheHandshake {
 
-    private static final VarHandle BUSY;
     private static final VarHandle DECAY_COUNTDOWN;
     private static final VarHandle DRAIN_REQUESTED;
 
     static {
         try {
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BUSY = lookup.findVarHandle(ThreadCache.class, "busy", int.class).withInvokeExactBehavior();
             DECAY_COUNTDOWN = lookup.findVarHandle(ThreadCache.class, "decayCountdown", int.class)
                     .withInvokeExactBehavior();
             DRAIN_REQUESTED = lookup.findVarHandle(ThreadCache.class, "drainRequested", boolean.class)
@@ -171,8 +171,6 @@ public final class ThreadCache {
      * terminated thread's cache that becomes a spare is not retired: it passes to a new owner.)
      */
     boolean retired;
-    @SuppressWarnings("unused") // accessed through BUSY
-    private volatile int busy;
 
     /** OWNED: the superblocks this cache owns besides the current ones; null under the other policies. */
     private final OwnedSuperblocks owned;
@@ -207,7 +205,36 @@ public final class ThreadCache {
      */
     public long allocate(final long bytes) {
         checkOwner();
-        return allocateHere(bytes);
+        return allocateOwned(bytes);
+    }
+
+    /**
+     * {@link #allocate} for the owner of a platform thread's cache, inside the marks of
+     * {@link IdleCacheHandshake}; while trim() holds the cache, the allocator's striped caches
+     * serve the call.
+     */
+    long allocateOwned(final long bytes) {
+        if (!ENABLED) {
+            return allocateHere(bytes);
+        }
+        if (!enter()) {
+            return allocator.allocateShared(bytes);
+        }
+        final long block = allocateHere(bytes);
+        leave();
+        return block;
+    }
+
+    /** {@link #free} for the owner of a platform thread's cache; see {@link #allocateOwned}. */
+    void freeOwned(final long ptr) {
+        if (!ENABLED) {
+            freeHere(ptr);
+        } else if (enter()) {
+            freeHere(ptr);
+            leave();
+        } else {
+            allocator.freeShared(ptr);
+        }
     }
 
     /** {@link #allocate} for the thread that holds the cache: its owner, or the claimer of a stripe. */
@@ -248,7 +275,7 @@ public final class ThreadCache {
      */
     public void free(final long ptr) {
         checkOwner();
-        freeHere(ptr);
+        freeOwned(ptr);
     }
 
     /** {@link #free} for the thread that holds the cache: its owner, or the claimer of a stripe. */
@@ -682,15 +709,5 @@ public final class ThreadCache {
     /** Bytes of large runs held in the quarantine (racy read), counted as cached, not in use. */
     long quarantinedLargeBytes() {
         return quarantine == null ? 0 : quarantine.largeBytes();
-    }
-
-    boolean tryClaim() {
-        // (1) CAS; acquires the previous holder's writes, released by (2).
-        return (int) BUSY.getOpaque(this) == 0 && (boolean) BUSY.compareAndSet(this, 0, 1);
-    }
-
-    void release() {
-        // (2) release store; pairs with (1).
-        BUSY.setRelease(this, 0);
     }
 }

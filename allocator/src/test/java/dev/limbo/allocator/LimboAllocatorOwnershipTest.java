@@ -82,9 +82,10 @@ class LimboAllocatorOwnershipTest {
                 a.free(remote);
                 return null;
             });
-            // T2 flushes x: S goes FULL -> PARTIAL again and is pushed while T3 owns it.
+            // T2 flushes x: S goes FULL -> PARTIAL again and is pushed while T3 owns it. (Its own
+            // cache only: trim() would drain the idle workers' caches too, T3's ownership of S included.)
             t2.run(() -> {
-                a.trim();
+                a.context().drain();
                 return null;
             });
             // T4 fills from S (taking x) while T3 owns it.
