@@ -50,8 +50,8 @@ import java.lang.invoke.VarHandle;
  *      broken variant without (M) shows the race).
  *  (A3) the owner's release store of 0 into active; pairs with (A4), trim()'s acquire load: a
  *      drain sees every write of the owner's last operation.
- *  An operation that throws leaves the mark set until the owner's next operation: trim() then
- *  only asks that cache to drain itself, which is safe.
+ *  An operation that throws clears the mark too (the caller's finally): its cache is as the
+ *  owner's next operation would find it, so a drain may take it as well.
  *
  * Reclamation and ABA: none here; caches are heap objects. A claim is a plain 0/1 word, and an
  * owner that read it unclaimed is covered by (M), whatever claims came and went meanwhile.

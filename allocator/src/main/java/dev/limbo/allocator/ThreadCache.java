@@ -220,9 +220,11 @@ public final class ThreadCache extends IdleCacheHandshake {
         if (!enter()) {
             return allocator.allocateShared(bytes);
         }
-        final long block = allocateHere(bytes);
-        leave();
-        return block;
+        try {
+            return allocateHere(bytes);
+        } finally {
+            leave();
+        }
     }
 
     /** {@link #free} for the owner of a platform thread's cache; see {@link #allocateOwned}. */
@@ -230,8 +232,11 @@ public final class ThreadCache extends IdleCacheHandshake {
         if (!ENABLED) {
             freeHere(ptr);
         } else if (enter()) {
-            freeHere(ptr);
-            leave();
+            try {
+                freeHere(ptr);
+            } finally {
+                leave();
+            }
         } else {
             allocator.freeShared(ptr);
         }

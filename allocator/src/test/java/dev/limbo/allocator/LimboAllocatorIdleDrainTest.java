@@ -4,6 +4,7 @@ import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -102,6 +103,38 @@ class LimboAllocatorIdleDrainTest {
             }
             assertEquals(List.of(), failures);
             assertAllReturned(a);
+        }
+    }
+
+    @Test
+    void aThreadWhoseLastFreeWasRejectedIsDrainedToo() throws Exception {
+        assumeTrue(IdleCacheHandshake.ENABLED, "membarrier is not available: trim() asks the threads instead");
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final CountDownLatch used = new CountDownLatch(1);
+            final CountDownLatch trimmed = new CountDownLatch(1);
+            final List<Throwable> failures = new CopyOnWriteArrayList<>();
+            final ThreadCache[] cache = new ThreadCache[1];
+            final Thread thread = Thread.ofPlatform().start(() -> {
+                try {
+                    cache[0] = a.context();
+                    final long p = a.allocate(SMALL);
+                    a.free(p);
+                    final IllegalStateException rejected = assertThrows(IllegalStateException.class, () -> a.free(p));
+                    assertTrue(rejected.getMessage().contains("double free"), rejected::getMessage);
+                    used.countDown();
+                    trimmed.await(); // parked after an operation that threw
+                } catch (final Throwable e) {
+                    failures.add(e);
+                }
+            });
+            used.await();
+            assertEquals(List.of(), failures);
+            assertTrue(cache[0].cachedBytes() > 0, "the thread keeps the block it freed");
+            assertAllReturned(a);
+            assertEquals(0, cache[0].cachedBytes(), "drained while its thread is parked");
+            trimmed.countDown();
+            thread.join();
+            assertEquals(List.of(), failures);
         }
     }
 
