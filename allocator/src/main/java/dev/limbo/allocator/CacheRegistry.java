@@ -25,9 +25,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * Algorithm: a cache per platform thread, found through its participant id (no ThreadLocal, whose
  * entries would keep the allocator reachable from every thread that used it) and cached by thread
  * id in a direct-mapped array; STRIPES caches that a virtual thread claims by a CAS for one call
- * (IdleCacheHandshake (C1)/(C2)); a terminated thread's cache is adopted through the participant release
- * hook and kept whole as a spare for the next new thread (mimalloc's reclaim of abandoned heaps),
- * or drained and retired when the spares are full.
+ * (IdleCacheHandshake (C1)/(C2)); a terminated thread's cache is adopted through the participant
+ * release hook and kept whole as a spare for the next new thread (mimalloc's reclaim of abandoned
+ * heaps), or drained and retired when the spares are full.
  *
  * Invariants:
  *  - caches[i] is null or the cache of the thread that holds participant id i (or held it: the
@@ -35,8 +35,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *  - A cache is used by one thread at a time: its owner (ownerId), the claimer of a stripe, the
  *    thread that adopts or retires it while no thread owns it, or trim() while it holds the claim
  *    of a cache whose owner is outside its operations (IdleCacheHandshake; trim() claims platform
- *    threads' caches under the Lifecycle's monitor, which adopt and retire hold too). A retired cache's ownerId is -1, so
- *    no lookup finds it again; its blocks were returned and its tag freed.
+ *    threads' caches under the Lifecycle's monitor, which adopt and retire hold too). A retired
+ *    cache's ownerId is -1, so no lookup finds it again; its blocks were returned and its tag freed.
  *  - A tag is on freeTags only after the drain of its cache cleared every owner word carrying it.
  *  - uncachedNet + the caches' taken - returned - cached bytes = the small bytes in use.
  *

@@ -52,11 +52,12 @@ import dev.limbo.core.Words;
  * Memory ordering: every field here is read and written by the owner only (plain), or by a thread
  * to which the cache was handed over (a stripe's or trim()'s claim: IdleCacheHandshake (C1), (C2),
  * (A2)-(A4); a spare's hand-over: CacheRegistry (1)/(2)). The owner word's tag is release-stored
- * (PageMap (2)) by tag() and disown(); a free by another thread reads it with a plain load and at worst sees the tag of an earlier or later owner, which sends
- * the block to the remote list (then SuperblockHeap (5) decides: owned, or the anchor). Only the
- * owner itself can read its own tag: it wrote it, and a tag is handed to a new cache only after
- * every owner word carrying it was cleared (CacheRegistry.retire: drain, then the tag is freed
- * under the tag pool's monitor, which orders the clears before the new owner's first read).
+ * (PageMap (2)) by tag() and disown(); a free by another thread reads it with a plain load and at
+ * worst sees the tag of an earlier or later owner, which sends the block to the remote list (then
+ * SuperblockHeap (5) decides: owned, or the anchor). Only the owner itself can read its own tag:
+ * it wrote it, and a tag is handed to a new cache only after every owner word carrying it was
+ * cleared (CacheRegistry.retire: drain, then the tag is freed under the tag pool's monitor, which
+ * orders the clears before the new owner's first read).
  *
  * Reclamation and ABA: descriptors are type-stable; a descriptor of an owned superblock is never
  * retired while owned (it is never EMPTY), so the indices on READY and FULL stay valid.

@@ -43,9 +43,9 @@ import java.util.Locale;
  * fields: the public allocate and free check that the caller is the owner (checkOwner), and the
  * allocator calls allocateOwned and freeOwned only with a cache it found by the calling thread's
  * id, and allocateHere and freeHere with a stripe it claimed. The owner's operations run inside
- * the marks of IdleCacheHandshake, which keep trim() out of them. With OWNER_RETURN, current is the descriptor of the superblock
- * this cache owns for class c, or 0; it is taken by a fill, given up before a flush or when the
- * cache is retired, and kept by a spare for the thread it passes to.
+ * the marks of IdleCacheHandshake, which keep trim() out of them. With OWNER_RETURN, current is
+ * the descriptor of the superblock this cache owns for class c, or 0; it is taken by a fill, given
+ * up before a flush or when the cache is retired, and kept by a spare for the thread it passes to.
  * cap is the allocator's cap for the class, copied here.
  *
  * Decay (jemalloc's tcache GC, with its event count in place of a clock): every DECAY_EVENTS
