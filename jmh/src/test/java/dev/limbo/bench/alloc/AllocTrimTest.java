@@ -25,6 +25,24 @@ class AllocTrimTest {
     }
 
     @Test
+    void limboKeepsAtMostOnePercentOfItsPeakCommittedAfterParkedWorkersFreedEverything() {
+        final AllocatorState s = new AllocatorState();
+        s.allocator = "limbo";
+        s.create();
+        final AllocTrim.ParkedWorkers workers = new AllocTrim.ParkedWorkers();
+        workers.start(s);
+        try {
+            final AllocTrim.TrimGauge gauge = new AllocTrim.TrimGauge();
+            gauge.start("limbo");
+            new AllocTrim().parkedWorkersFreeAllAndTrim(s, workers, gauge, new AllocGauges());
+            assertTrue(gauge.afterTrimPercentOfPeak >= 0 && gauge.afterTrimPercentOfPeak <= 1,
+                    "after trim: " + gauge.afterTrimPercentOfPeak + " % of the peak");
+        } finally {
+            workers.stop();
+        }
+    }
+
+    @Test
     void theBaselinesHaveNoTrimAndNoCounter() {
         assertEquals(Double.NaN, afterTrimPercent("malloc"));
     }
