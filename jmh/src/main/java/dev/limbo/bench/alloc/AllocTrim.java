@@ -127,6 +127,9 @@ public class AllocTrim extends AllocBenchmark {
                 }
             } catch (final InterruptedException | BrokenBarrierException stopped) {
                 // the trial ended
+            } catch (final RuntimeException | Error failure) {
+                step.reset(); // the benchmark thread's runStep() fails instead of waiting for ever
+                throw failure;
             }
         }
 
