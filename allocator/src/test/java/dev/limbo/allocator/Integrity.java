@@ -17,11 +17,15 @@ import dev.limbo.core.Words;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.stream.LongStream;
 
 /**
  * An integrity check of every metadata structure an allocator relies on: the region header, the
@@ -30,7 +34,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * never the links inside free blocks (a program that freed a block twice may overwrite those).
  *
  * <p>Call it while the allocator is quiescent, after {@link TestSupport#quiesce}: no thread uses it
- * and no cache holds blocks or owns a superblock.
+ * and no cache holds blocks or owns a superblock. Other allocators may still change the region's
+ * pages (the Cleaner closes unreachable ones at any time), so the region-wide checks read a settled
+ * copy of them.
  */
 final class Integrity {
 
@@ -58,18 +64,21 @@ final class Integrity {
         for (int d = 1; d < carved; d++) {
             live += assertDescriptor(a, d, onStack.get(d)) ? 1 : 0;
         }
-        assertEquals(live, assertPageMap(a), "live superblocks against pages the page map gives this allocator");
-        assertFreeRuns();
+        final GlobalPages pages = GlobalPages.stable();
+        assertEquals(live, assertPageMap(a, pages), "live superblocks against pages the page map gives this allocator");
+        assertFreeRuns(pages);
     }
 
     private static void assertRegionHeader(final long claimedBefore) {
         assertEquals(RegionHeaderLayout.MAGIC, Words.lp(RegionHeaderLayout.MAGIC_OFFSET), "region magic");
         assertEquals(REGION.size(), Words.lp(RegionHeaderLayout.SIZE_OFFSET), "region size");
         assertEquals(REGION.pageSize(), Words.lp(RegionHeaderLayout.PAGE_SIZE_OFFSET), "region page size");
+        // Committed first: pages are committed only after they are claimed, so this order holds
+        // even while other allocators of the JVM grow.
+        final long committed = REGION.committedBytes();
         final long brk = REGION.claimedBytes();
         assertTrue(brk >= claimedBefore && brk <= REGION.size(),
                 () -> String.format(Locale.ROOT, "the claim pointer moved from %d to %d", claimedBefore, brk));
-        final long committed = REGION.committedBytes();
         assertTrue(committed >= 0 && committed <= REGION.commitLimit() && committed <= brk, "committed " + committed);
     }
 
@@ -141,15 +150,14 @@ final class Integrity {
     }
 
     /** Checks every claimed page's owner word; returns the number of small pages of {@code a}. */
-    private static int assertPageMap(final LimboAllocator a) {
-        final long pages = (REGION.claimedBytes() + PageMap.PAGE_MASK) >>> PageMap.PAGE_SHIFT;
+    private static int assertPageMap(final LimboAllocator a, final GlobalPages g) {
         int mine = 0;
         long interiorUntil = 0;
         int interiorOf = 0;
-        for (long page = 0; page < pages; page++) {
-            final long owner = PageMap.owner(page);
+        for (int page = 0; page < g.owners.length; page++) {
+            final long owner = g.owners[page];
             final String where = String.format(Locale.ROOT, "page %d (0x%x): owner word %s", page,
-                    page << PageMap.PAGE_SHIFT, Long.toHexString(owner));
+                    (long) page << PageMap.PAGE_SHIFT, Long.toHexString(owner));
             if (PageMap.kind(owner) == PageMap.LARGE_INTERIOR) {
                 assertTrue(page < interiorUntil && PageMap.allocator(owner) == interiorOf,
                         where + ": an interior page outside its large run");
@@ -164,13 +172,13 @@ final class Integrity {
                     if (PageMap.allocator(owner) == a.id) {
                         final int d = PageMap.descriptor(owner);
                         assertTrue(d > 0 && d < a.heap.descriptors.carved(), where + ": descriptor out of range");
-                        assertEquals(page << PageMap.PAGE_SHIFT,
+                        assertEquals((long) page << PageMap.PAGE_SHIFT,
                                 Words.lp(a.heap.descriptors.offset(d) + DescriptorLayout.SUPERBLOCK), where + ": superblock");
                         mine++;
                     }
                 }
                 default -> { // LARGE
-                    final long n = PageMap.header(page);
+                    final long n = g.headers[page];
                     assertTrue(n >= 1 && page + n <= PageMap.PAGES, where + ": run of " + n + " pages");
                     interiorUntil = page + n;
                     interiorOf = PageMap.allocator(owner);
@@ -185,39 +193,104 @@ final class Integrity {
      * its committed tree are wholly committed (and counted retained), those of its decommitted tree
      * wholly decommitted.
      */
-    private static void assertFreeRuns() throws ReflectiveOperationException {
+    private static void assertFreeRuns(final GlobalPages g) throws ReflectiveOperationException {
         final long committedFlag = flag("COMMITTED");
         final long retainedFlag = flag("RETAINED");
         final Map<Long, Long> runs = new java.util.TreeMap<>();
-        for (final String treeName : new String[] {"committed", "decommitted"}) {
-            final Field f = BestFitPageAllocator.class.getDeclaredField(treeName);
-            f.setAccessible(true);
-            final NavigableSet<?> tree = (NavigableSet<?>) f.get(BestFitPageAllocator.global());
-            final long expected = treeName.equals("committed") ? committedFlag | retainedFlag : 0;
-            for (final Object run : tree) {
-                final Method start = run.getClass().getDeclaredMethod("start");
-                final Method pages = run.getClass().getDeclaredMethod("pages");
-                start.setAccessible(true);
-                pages.setAccessible(true);
-                final long first = (Long) start.invoke(run);
-                final long n = (Long) pages.invoke(run);
+        for (int tree = 0; tree < GlobalPages.TREES.length; tree++) {
+            final long expected = tree == 0 ? committedFlag | retainedFlag : 0;
+            final long[] treeRuns = g.runs[tree];
+            for (int i = 0; i < treeRuns.length; i += 2) {
+                final long first = treeRuns[i];
+                final long n = treeRuns[i + 1];
                 assertEquals(null, runs.put(first, n), "two free runs start at page " + first);
+                assertTrue(first >= 0 && n > 0 && first + n <= g.owners.length, "free run past the claimed space");
                 for (long p = first; p < first + n; p++) {
-                    assertEquals(expected, PageMap.flags(p) & (committedFlag | retainedFlag),
-                            "page " + p + " of a run of the " + treeName + " tree: flags " + PageMap.flags(p));
+                    final long flags = g.flags[(int) p];
+                    assertEquals(expected, flags & (committedFlag | retainedFlag),
+                            "page " + p + " of a run of the " + GlobalPages.TREES[tree] + " tree: flags " + flags);
                 }
             }
         }
         long end = 0;
         for (final Map.Entry<Long, Long> run : runs.entrySet()) {
             final long first = run.getKey();
-            final long n = run.getValue();
-            assertTrue(first >= end && n > 0, "free runs overlap at page " + first);
-            end = first + n;
-            assertTrue(end << PageMap.PAGE_SHIFT <= REGION.claimedBytes(), "free run past the claimed space");
+            assertTrue(first >= end, "free runs overlap at page " + first);
+            end = first + run.getValue();
             for (long p = first; p < end; p++) {
-                assertEquals(0L, PageMap.owner(p), "free page " + p + " has an owner");
+                assertEquals(0L, g.owners[(int) p], "free page " + p + " has an owner");
             }
+        }
+    }
+
+    /**
+     * The region-wide page state the checks read: every claimed page's owner, header and flag words,
+     * and the runs of both trees of the page allocator, as (start, pages) pairs in tree order.
+     */
+    private static final class GlobalPages {
+
+        static final String[] TREES = {"committed", "decommitted"};
+        /** How long {@link #stable} waits for the state to settle. */
+        private static final long SETTLE_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+        final long[] owners;
+        final long[] headers;
+        final long[] flags;
+        final long[][] runs = new long[TREES.length][];
+
+        private GlobalPages() throws ReflectiveOperationException {
+            final int pages = (int) ((REGION.claimedBytes() + PageMap.PAGE_MASK) >>> PageMap.PAGE_SHIFT);
+            owners = new long[pages];
+            headers = new long[pages];
+            flags = new long[pages];
+            for (int page = 0; page < pages; page++) {
+                owners[page] = PageMap.owner(page);
+                headers[page] = PageMap.header(page);
+                flags[page] = PageMap.flags(page);
+            }
+            for (int tree = 0; tree < TREES.length; tree++) {
+                final Field f = BestFitPageAllocator.class.getDeclaredField(TREES[tree]);
+                f.setAccessible(true);
+                final NavigableSet<?> set = (NavigableSet<?>) f.get(BestFitPageAllocator.global());
+                final LongStream.Builder pairs = LongStream.builder();
+                for (final Object run : set) {
+                    final Method start = run.getClass().getDeclaredMethod("start");
+                    final Method length = run.getClass().getDeclaredMethod("pages");
+                    start.setAccessible(true);
+                    length.setAccessible(true);
+                    pairs.add((Long) start.invoke(run)).add((Long) length.invoke(run));
+                }
+                runs[tree] = pairs.build().toArray();
+            }
+        }
+
+        /**
+         * Reads the state until two reads in a row agree and no run was in flight: the pages are
+         * shared by every allocator of the JVM, and the Cleaner closes the unreachable ones of earlier
+         * tests (and releases the caches of dead threads) whenever the GC finds them, so one read may
+         * see a free half done, a neighbour it has merged still in a tree beside the merged run.
+         */
+        static GlobalPages stable() throws ReflectiveOperationException {
+            final Field f = BestFitPageAllocator.class.getDeclaredField("inFlight");
+            f.setAccessible(true);
+            final AtomicLong inFlight = (AtomicLong) f.get(BestFitPageAllocator.global());
+            final long deadline = System.nanoTime() + SETTLE_NANOS;
+            GlobalPages last = null;
+            while (System.nanoTime() - deadline < 0) {
+                final boolean quiet = inFlight.get() == 0;
+                final GlobalPages now = new GlobalPages();
+                if (quiet && inFlight.get() == 0 && now.sameAs(last)) {
+                    return now;
+                }
+                last = now;
+                Thread.yield();
+            }
+            return fail("the region's pages did not settle within 60 s");
+        }
+
+        private boolean sameAs(final GlobalPages o) {
+            return o != null && Arrays.equals(owners, o.owners) && Arrays.equals(headers, o.headers)
+                    && Arrays.equals(flags, o.flags) && Arrays.deepEquals(runs, o.runs);
         }
     }
 
