@@ -44,7 +44,10 @@ class OwnedSuperblocksTest {
         for (final long p : blocks) {
             assertEquals(page, page(p), notFrom);
         }
-        assertEquals(committed, a.stats().pageBytesCommitted(), "a refill took a new superblock");
+        // At most: the page allocator is the JVM's, and the Cleaner may decommit the pages of
+        // unreachable allocators of earlier tests meanwhile.
+        final long after = a.stats().pageBytesCommitted();
+        assertTrue(after <= committed, () -> "a refill took a new superblock: committed " + committed + ", then " + after);
         return blocks;
     }
 
