@@ -1,6 +1,7 @@
 package dev.limbo.allocator;
 
 import dev.limbo.allocator.internal.CacheFlushEvent;
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
 import dev.limbo.core.Words;
@@ -505,8 +506,8 @@ public final class ThreadCache extends IdleCacheHandshake {
 
     /** Returns blocks to their superblocks as the policy says; called when the cache is full. */
     void flush(final int sc) {
-        // JFR: no event object unless a recording may want it
-        final CacheFlushEvent event = CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null;
+        // JFR: no event object unless a recording may want it (nor an event class without JFR)
+        final CacheFlushEvent event = EventGate.JFR && CacheFlushEvent.GATE.isEnabled() ? new CacheFlushEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();

@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Participants;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
@@ -166,7 +167,9 @@ final class DebraPlus extends Debra {
 
     /** (P1): counts and records a neutralization by participant {@code neutralizer}. */
     private void neutralized(final int neutralizer, final int victim, final long victimEpoch, final long bag) {
-        NeutralizationEvent.emit(scheme.id(), neutralizer, victim, victimEpoch, bag);
+        if (EventGate.JFR) {
+            NeutralizationEvent.emit(scheme.id(), neutralizer, victim, victimEpoch, bag);
+        }
     }
 
     private static final class DebraPlusGuard extends DebraGuard {

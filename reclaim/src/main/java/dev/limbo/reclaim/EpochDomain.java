@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Layouts;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
@@ -234,7 +235,9 @@ abstract class EpochDomain extends ReclaimDomain {
             if (!fallback) {
                 fallback = true; // (12)
                 fenceFallbacks.incrementAndGet();
-                FenceFallbackEvent.emit(scheme.id(), String.valueOf(refused.getMessage()));
+                if (EventGate.JFR) {
+                    FenceFallbackEvent.emit(scheme.id(), String.valueOf(refused.getMessage()));
+                }
             }
             VarHandle.fullFence();
             return true;
@@ -372,7 +375,9 @@ abstract class EpochDomain extends ReclaimDomain {
             return false;
         }
         advances.incrementAndGet();
-        EpochAdvanceEvent.emit(scheme.id(), e + 1);
+        if (EventGate.JFR) {
+            EpochAdvanceEvent.emit(scheme.id(), e + 1);
+        }
         reclaimOrphans(g, e + 1 - 2);
         return true;
     }
@@ -386,7 +391,9 @@ abstract class EpochDomain extends ReclaimDomain {
             return false;
         }
         advances.incrementAndGet();
-        EpochAdvanceEvent.emit(scheme.id(), e + 1);
+        if (EventGate.JFR) {
+            EpochAdvanceEvent.emit(scheme.id(), e + 1);
+        }
         return true;
     }
 

@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Participants;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
@@ -359,7 +360,7 @@ abstract class EraDomain extends ReclaimDomain {
         /** (E4): frees every retired record whose lifetime no reservation overlaps. */
         final void scan() {
             // JFR: no event object unless a recording may want it
-            final HazardScanEvent event = HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
+            final HazardScanEvent event = EventGate.JFR && HazardScanEvent.GATE.isEnabled() ? new HazardScanEvent() : null;
             final boolean timed = event != null;
             if (timed) {
                 event.begin();

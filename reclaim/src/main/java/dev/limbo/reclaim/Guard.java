@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Words;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.BlockLayout;
@@ -522,7 +523,7 @@ public abstract class Guard implements AutoCloseable {
             return;
         }
         // JFR: no event object unless a recording may want it
-        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+        final ReclamationEvent event = EventGate.JFR && ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();
@@ -619,7 +620,7 @@ public abstract class Guard implements AutoCloseable {
             return;
         }
         // JFR: no event object unless a recording may want it
-        final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+        final ReclamationEvent event = EventGate.JFR && ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
         final boolean timed = event != null;
         if (timed) {
             event.begin();

@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Participants;
 import dev.limbo.reclaim.internal.BlockBag;
 import dev.limbo.reclaim.internal.NeutralizationEvent;
@@ -309,7 +310,9 @@ final class NeutralizationBasedReclamation extends ReclaimDomain {
             final boolean markSelf = nesting > 1;
             for (int j = 0; j < n; j++) {
                 if ((j != id || markSelf) && nbr.neutralize(j)) { // (R2)
-                    NeutralizationEvent.emit(nbr.scheme.id(), id, j, 0, bag.size());
+                    if (EventGate.JFR) {
+                        NeutralizationEvent.emit(nbr.scheme.id(), id, j, 0, bag.size());
+                    }
                 }
             }
             STAMPS.setVolatile(nbr.stamps, id, begin + 1); // (S2)

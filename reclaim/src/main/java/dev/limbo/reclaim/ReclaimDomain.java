@@ -1,6 +1,7 @@
 package dev.limbo.reclaim;
 
 import dev.limbo.allocator.LimboAllocator;
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Participants;
 import dev.limbo.core.PerThreadSlots;
 import dev.limbo.core.Words;
@@ -99,13 +100,15 @@ public abstract class ReclaimDomain implements AutoCloseable {
         // The first JFR event class a JVM initializes sets up JFR's event machinery (70-120 ms here,
         // recording or not). Initialize the schemes' events now, so that this does not happen in
         // the first pinned section that advances an epoch, scans or frees, where it would hold
-        // every other thread's reclamation back for as long.
-        new EpochAdvanceEvent();
-        new FenceFallbackEvent();
-        new ReclamationEvent();
-        new HazardScanEvent();
-        new NeutralizationEvent();
-        new TokenPassEvent();
+        // every other thread's reclamation back for as long. A runtime without JFR has none.
+        if (EventGate.JFR) {
+            new EpochAdvanceEvent();
+            new FenceFallbackEvent();
+            new ReclamationEvent();
+            new HazardScanEvent();
+            new NeutralizationEvent();
+            new TokenPassEvent();
+        }
     }
 
     final Scheme scheme;

@@ -1,5 +1,6 @@
 package dev.limbo.reclaim;
 
+import dev.limbo.allocator.internal.EventGate;
 import dev.limbo.core.Layouts;
 import dev.limbo.core.Participants;
 import dev.limbo.core.internal.Native;
@@ -267,7 +268,9 @@ final class TokenEbr extends ReclaimDomain {
             wrapped(word >>> SEQ_SHIFT); // (T11)
         }
         signal(to); // (T5)
-        TokenPassEvent.emit(scheme.id(), from, to, records, onBehalf);
+        if (EventGate.JFR) {
+            TokenPassEvent.emit(scheme.id(), from, to, records, onBehalf);
+        }
         return true;
     }
 
@@ -676,7 +679,7 @@ final class TokenEbr extends ReclaimDomain {
         private void freeInSteps() {
             final long batch = previous.size();
             // JFR: no event object unless a recording may want it
-            final ReclamationEvent event = ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
+            final ReclamationEvent event = EventGate.JFR && ReclamationEvent.GATE.isEnabled() ? new ReclamationEvent() : null;
             final boolean timed = event != null;
             if (timed) {
                 event.begin();

@@ -14,8 +14,16 @@ import jdk.jfr.FlightRecorder;
  * <p>{@link #isEnabled()} reads {@link FlightRecorder#isInitialized()} (a static flag that does not
  * start JFR); once JFR is up it looks the event type up once and then asks it (a field read).
  * The answer may be stale by a moment; the event's own {@code shouldCommit()} still decides.
+ *
+ * <p>A runtime may lack JFR: a {@code jlink}ed image can leave {@code jdk.jfr} out, and on the class
+ * path the libraries then run without it. Loading an event class there throws
+ * {@link NoClassDefFoundError}, so every path that emits asks {@link #JFR} first and touches an
+ * event class (its gate included) only when it is true.
  */
 public final class EventGate {
+
+    /** Whether the runtime has the {@code jdk.jfr} module; false, no event class may be loaded. */
+    public static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
 
     private final Class<? extends Event> eventClass;
     /** The event's type, looked up on the first check after JFR started; racy single-check. */
