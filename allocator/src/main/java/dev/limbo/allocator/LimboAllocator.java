@@ -565,10 +565,18 @@ public final class LimboAllocator implements OffHeapAllocator, AutoCloseable {
         return pages.trim();
     }
 
-    /** A snapshot of this allocator's state. */
+    /**
+     * A snapshot of this allocator's state. While threads allocate and free it is approximate (each
+     * cache's counts are read racily); while none does, it is exact, also while the release hook
+     * of a thread that died moves that thread's cache to the spares (on the Cleaner's thread, or in
+     * a reap): the hook and this snapshot hold the same monitor, so the cache counts once.
+     */
     public AllocatorStats stats() {
         checkOpen();
-        final long[] totals = registry.totals(); // small bytes in use, cached, quarantined runs
+        final long[] totals; // small bytes in use, cached, quarantined runs
+        synchronized (lifecycle) { // no release hook moves a cache between the lists meanwhile
+            totals = registry.totals();
+        }
         final long net = totals[0] + large.bytes();
         final long cached = totals[1];
         final long[] states = heap.superblockStates();

@@ -3,9 +3,11 @@ package dev.limbo.allocator;
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.page;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
+import dev.limbo.core.Participants;
 
 import java.util.Arrays;
 
@@ -138,5 +140,32 @@ class LimboAllocatorStatsTest {
             a.free(blocks[i]);
         }
         assertAllReturned(a);
+    }
+
+    /**
+     * A thread allocates a block and dies, the test's thread frees it (so the two caches' counts
+     * are +64 and -64 bytes), and a reaper's release hook moves the dead thread's cache to the
+     * spares or retires it while the test's thread reads the stats: every read counts that cache
+     * once, never twice or not at all (the hook and stats() hold the allocator's lifecycle monitor).
+     */
+    @Test
+    void theStatsCountADeadThreadsCacheOnceWhileItsReleaseHookMovesIt() throws Exception {
+        try (LimboAllocator a = LimboAllocator.create()) {
+            final long[] handed = new long[1];
+            long reads = 0;
+            for (int round = 0; round < 2_000; round++) {
+                final Thread owner = Thread.ofPlatform().start(() -> handed[0] = a.allocate(64));
+                owner.join();
+                a.free(handed[0]);
+                final Thread reaper = Thread.ofPlatform().start(Participants::reapTerminated);
+                do {
+                    final AllocatorStats s = a.stats();
+                    assertEquals(0, s.bytesInUse(), () -> "while a hook moved a dead thread's cache: " + s);
+                    reads++;
+                } while (reaper.isAlive());
+                reaper.join();
+            }
+            assertTrue(reads >= 2_000, "stats read " + reads + " times");
+        }
     }
 }
