@@ -2,11 +2,14 @@ package dev.limbo.allocator;
 
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.quiesce;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.core.Words;
 
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -34,8 +37,12 @@ class LimboAllocatorMemoryReturnTest {
             ptrs[n++] = p;
             allocated += size;
         }
-        final long peak = a.stats().pageBytesCommitted();
-        assertTrue(peak - before >= target, "peak " + peak + ", before " + before);
+        final AllocatorStats atPeak = a.stats();
+        final long peak = atPeak.pageBytesCommitted();
+        // This allocator's pages: the JVM's committed bytes may have grown less, as the Cleaner may
+        // have freed other allocators' pages into the reserve that these allocations then took.
+        assertTrue((atPeak.superblocksFull() + atPeak.superblocksPartial()) * PageMap.PAGE + atPeak.largeBytes() >= target,
+                atPeak::toString);
         // free in an order unlike the allocation order
         for (int i = 0; i < n; i += 2) {
             a.free(ptrs[i]);
@@ -43,10 +50,17 @@ class LimboAllocatorMemoryReturnTest {
         for (int i = 1; i < n; i += 2) {
             a.free(ptrs[i]);
         }
-        final AllocatorStats after = quiesce(a);
+        AllocatorStats settled = quiesce(a);
+        // The Cleaner may free other allocators' pages into the reserve after the trim: trim until
+        // it finds the reserve empty.
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (settled.pageBytesRetained() != 0 && System.nanoTime() - deadline < 0) {
+            settled = quiesce(a);
+        }
+        final AllocatorStats after = settled;
         assertTrue(after.pageBytesCommitted() - before <= (peak - before) / 10,
                 () -> "before " + before + ", peak " + peak + ", after " + after);
-        assertTrue(after.pageBytesRetained() == 0, after::toString);
+        assertEquals(0, after.pageBytesRetained(), after::toString);
         assertAllReturned(a);
     }
 }

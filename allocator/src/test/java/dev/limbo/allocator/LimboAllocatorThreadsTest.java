@@ -3,6 +3,7 @@ package dev.limbo.allocator;
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.assertPattern;
 import static dev.limbo.allocator.TestSupport.quiesce;
+import static dev.limbo.allocator.TestSupport.reap;
 import static dev.limbo.allocator.TestSupport.stripes;
 import static dev.limbo.allocator.TestSupport.writePattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.allocator.internal.SizeClasses;
-import dev.limbo.core.Participants;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -103,7 +103,7 @@ class LimboAllocatorThreadsTest {
             a.free(freedByFirst[0]); // now the top of the dying thread's cached list
         });
         first.join();
-        Participants.reapTerminated();
+        reap();
         final AllocatorStats spare = a.stats();
         assertEquals(0, spare.bytesInUse(), spare::toString);
         assertTrue(spare.cachedBytes() > 0, () -> "the spare cache's blocks are counted as cached: " + spare);
@@ -122,7 +122,7 @@ class LimboAllocatorThreadsTest {
         final LimboAllocator a = LimboAllocator.builder().flushPolicy(FlushPolicy.OWNER_RETURN).build();
         final Thread first = Thread.ofPlatform().start(() -> a.free(a.allocate(8))); // leaves a cached list
         first.join();
-        Participants.reapTerminated(); // its cache becomes a spare, owning nothing
+        reap(); // its cache becomes a spare, owning nothing
         final long[] handed = new long[1];
         final CountDownLatch allocated = new CountDownLatch(1);
         final CountDownLatch freed = new CountDownLatch(1);
@@ -253,6 +253,6 @@ class LimboAllocatorThreadsTest {
         final AllocatorStats s = a.stats();
         assertEquals(0, s.bytesInUse(), s::toString);
         assertEquals(0, s.largeBytes(), s::toString);
-        Participants.reapTerminated();
+        reap();
     }
 }

@@ -72,12 +72,23 @@ final class TestSupport {
 
     /**
      * Returns every cached block of {@code allocator} to its superblock: the calling thread's cache
-     * (trim) and those of terminated threads (reaped, so the release hook drains them).
+     * (trim) and those of terminated threads (reaped, so the release hook drains them; a release
+     * the Cleaner won is awaited).
      */
     static AllocatorStats quiesce(final LimboAllocator allocator) {
-        Participants.reapTerminated();
+        reap();
         allocator.trim();
         return allocator.stats();
+    }
+
+    /**
+     * Releases the ids of terminated threads, and waits for the releases the Cleaner began (it
+     * releases the id of a thread once the GC finds the thread's token unreachable, and a reap skips
+     * those), so that every release hook has run.
+     */
+    static void reap() {
+        Participants.reapTerminated();
+        Participants.awaitReleases();
     }
 
     /** Asserts that nothing is in use, nothing is cached, and no superblock holds a block. */

@@ -84,9 +84,14 @@ class IndexAllocationTest {
         }
         run(map, rng); // warm-up: every path compiled
         run(map, rng);
-        final long before = allocatedBytes();
-        run(map, rng);
-        final long allocated = allocatedBytes() - before;
+        // The least of up to three runs: a deoptimization and recompilation in one run allocates
+        // once; an allocation per operation shows in every run.
+        long allocated = Long.MAX_VALUE;
+        for (int attempt = 0; attempt < 3 && allocated > ALLOWANCE; attempt++) {
+            final long before = allocatedBytes();
+            run(map, rng);
+            allocated = Math.min(allocated, allocatedBytes() - before);
+        }
         assertTrue(allocated <= ALLOWANCE, name + " allocated " + allocated + " heap bytes in " + OPS
                 + " operations (" + (double) allocated / OPS + " B/op); allowance " + ALLOWANCE);
     }
