@@ -3,7 +3,6 @@ package dev.limbo.allocator;
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
 import static dev.limbo.allocator.TestSupport.page;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.limbo.allocator.internal.PageMap;
 import dev.limbo.allocator.internal.SizeClasses;
@@ -17,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The stats snapshot while blocks are live, and what a flush keeps in the cache under each policy.
- * Each test uses a fresh allocator on one thread, so the snapshots are exact.
+ * Each test uses a fresh allocator, used by one thread at a time, so the snapshots are exact.
  */
 class LimboAllocatorStatsTest {
 
@@ -152,7 +151,6 @@ class LimboAllocatorStatsTest {
     void theStatsCountADeadThreadsCacheOnceWhileItsReleaseHookMovesIt() throws Exception {
         try (LimboAllocator a = LimboAllocator.create()) {
             final long[] handed = new long[1];
-            long reads = 0;
             for (int round = 0; round < 2_000; round++) {
                 final Thread owner = Thread.ofPlatform().start(() -> handed[0] = a.allocate(64));
                 owner.join();
@@ -161,11 +159,9 @@ class LimboAllocatorStatsTest {
                 do {
                     final AllocatorStats s = a.stats();
                     assertEquals(0, s.bytesInUse(), () -> "while a hook moved a dead thread's cache: " + s);
-                    reads++;
                 } while (reaper.isAlive());
                 reaper.join();
             }
-            assertTrue(reads >= 2_000, "stats read " + reads + " times");
         }
     }
 }
