@@ -1,6 +1,7 @@
 package dev.limbo.allocator;
 
 import static dev.limbo.allocator.TestSupport.assertAllReturned;
+import static dev.limbo.allocator.TestSupport.ownPageBytes;
 import static dev.limbo.allocator.TestSupport.quiesce;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -155,10 +156,7 @@ class LimboAllocatorDecayTest {
                         Words.sp(p, p); // touch it
                         a.free(p);
                         a.free(a.allocate(BUSY));
-                        // this allocator's superblocks: the JVM's committed bytes need not grow,
-                        // as the Cleaner may have freed other allocators' pages into the reserve
-                        final AllocatorStats used = a.stats();
-                        peaks[thread] = (used.superblocksFull() + used.superblocksPartial()) * PageMap.PAGE;
+                        peaks[thread] = ownPageBytes(a.stats());
                         decayUntilGone(a, cache, SizeClasses.classOf(ONCE));
                         assertEquals(0, cache.cached(SizeClasses.classOf(ONCE)), "decayed");
                     } catch (final Throwable e) {

@@ -101,6 +101,15 @@ final class TestSupport {
         assertEquals(0, s.superblocksPartial(), () -> "partial superblocks left (leaked blocks): " + s);
     }
 
+    /**
+     * The bytes of the pages {@code s}'s allocator holds: its superblocks in use and its large runs.
+     * A test's allocations may grow this while the JVM's committed bytes stay put, when the Cleaner
+     * has freed another allocator's pages into the page allocator's committed reserve meanwhile.
+     */
+    static long ownPageBytes(final AllocatorStats s) {
+        return (s.superblocksFull() + s.superblocksPartial()) * PageMap.PAGE + s.largeBytes();
+    }
+
     static long page(final long ptr) {
         return ptr >>> PageMap.PAGE_SHIFT;
     }
