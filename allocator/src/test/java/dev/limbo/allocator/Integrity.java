@@ -248,16 +248,17 @@ final class Integrity {
                 headers[page] = PageMap.header(page);
                 flags[page] = PageMap.flags(page);
             }
+            final Class<?> runClass = Class.forName(BestFitPageAllocator.class.getName() + "$Run");
+            final Method start = runClass.getDeclaredMethod("start");
+            final Method length = runClass.getDeclaredMethod("pages");
+            start.setAccessible(true);
+            length.setAccessible(true);
             for (int tree = 0; tree < TREES.length; tree++) {
                 final Field f = BestFitPageAllocator.class.getDeclaredField(TREES[tree]);
                 f.setAccessible(true);
                 final NavigableSet<?> set = (NavigableSet<?>) f.get(BestFitPageAllocator.global());
                 final LongStream.Builder pairs = LongStream.builder();
                 for (final Object run : set) {
-                    final Method start = run.getClass().getDeclaredMethod("start");
-                    final Method length = run.getClass().getDeclaredMethod("pages");
-                    start.setAccessible(true);
-                    length.setAccessible(true);
                     pairs.add((Long) start.invoke(run)).add((Long) length.invoke(run));
                 }
                 runs[tree] = pairs.build().toArray();
